@@ -1,0 +1,1 @@
+"""radian: tools for supervising coding agents."""

@@ -1,0 +1,1 @@
+"""radian arc: a supervisor for coding agents working through a plan of tasks."""

@@ -1,0 +1,1 @@
+"""stalwart: an agent runtime whose every write is confirmed, keyed, recorded and undoable."""

@@ -1,0 +1,359 @@
+"""Tools: the `@tool` decorator, a tool's spec, and the JSON schema of its arguments.
+
+A tool is a plain Python function. `@tool` marks it and records what recovery
+needs to know about it (does it write, what undoes it, is it irreversible, is it
+safe to send twice). The function itself is returned unchanged, so it stays
+callable and testable on its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, overload
+
+# A parameter with this name is filled by the runtime with the call's idempotency key;
+# it is never bound from a turn and never shown to a model.
+IDEMPOTENCY_KEY_PARAM = "idempotency_key"
+
+_MARK = "__stalwart_tool__"
+_BINDING = re.compile(r"^\$(args|result)\.([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+class ToolDefinitionError(ValueError):
+    """A tool is declared in a way that cannot work (raised when it is declared)."""
+
+
+@dataclass(frozen=True)
+class UndoSpec:
+    """What undoes a write: the undo tool's name and, optionally, explicit bindings.
+
+    `args` maps each argument of the undo to `$args.<name>` (an argument of the write)
+    or `$result.<field>` (a field of what the write returned). When `args` is None the
+    undo's arguments are bound by name: first the write's arguments, then its result's
+    fields.
+    """
+
+    tool: str
+    args: Mapping[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        for name, source in (self.args or {}).items():
+            if not isinstance(source, str) or not _BINDING.match(source):
+                raise ToolDefinitionError(
+                    f"undo {self.tool!r}: argument {name!r} is bound to {source!r}; "
+                    "expected '$args.<name>' or '$result.<field>'"
+                )
+
+    @staticmethod
+    def parse_source(source: str) -> tuple[str, str]:
+        """Split '$args.order' into ('args', 'order')."""
+        match = _BINDING.match(source)
+        if match is None:
+            raise ToolDefinitionError(
+                f"binding {source!r}: expected '$args.<name>' or '$result.<field>'"
+            )
+        return match.group(1), match.group(2)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument a tool takes."""
+
+    name: str
+    annotation: Any
+    required: bool
+    default: Any = None
+    description: str = ""
+
+    @property
+    def base_type(self) -> Any:
+        """The annotation with Optional[...] removed."""
+        return _strip_optional(self.annotation)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Everything the runtime knows about a tool."""
+
+    name: str
+    func: Callable[..., Any]
+    description: str
+    params: tuple[Param, ...]
+    writes: bool = False
+    undo: UndoSpec | None = None
+    irreversible: bool = False
+    retry_safe: bool = False
+    takes_idempotency_key: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.writes and (self.undo is not None or self.irreversible):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: only a write (writes=True) can have an undo "
+                "or be irreversible"
+            )
+        if self.undo is not None and self.irreversible:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: a write cannot both name an undo and be irreversible"
+            )
+
+    @property
+    def summary(self) -> str:
+        """The docstring's first paragraph, on one line."""
+        first = self.description.strip().split("\n\n", 1)[0]
+        return " ".join(first.split())
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def with_facts(
+        self,
+        *,
+        writes: bool | None = None,
+        undo: UndoSpec | None = None,
+        irreversible: bool | None = None,
+        retry_safe: bool | None = None,
+    ) -> ToolSpec:
+        """A copy with facts said elsewhere (agent.yaml) laid over the decorator's."""
+        changes: dict[str, Any] = {}
+        if writes is not None:
+            changes["writes"] = writes
+        if undo is not None:
+            changes["undo"] = undo
+        if irreversible is not None:
+            changes["irreversible"] = irreversible
+        if retry_safe is not None:
+            changes["retry_safe"] = retry_safe
+        return dataclasses.replace(self, **changes)
+
+    def json_schema(self) -> dict[str, Any]:
+        """A JSON schema (draft 2020-12 object) of the arguments a caller supplies."""
+        properties: dict[str, Any] = {}
+        for param in self.params:
+            schema = type_schema(param.annotation)
+            if param.description:
+                schema = {**schema, "description": param.description}
+            if not param.required and _is_jsonable(param.default):
+                schema = {**schema, "default": param.default}
+            properties[param.name] = schema
+        return {
+            "type": "object",
+            "properties": properties,
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+    def call(self, args: Mapping[str, Any], idempotency_key: str | None = None) -> Any:
+        """Call the function with exactly these arguments (and the key, if it takes one)."""
+        kwargs = dict(args)
+        if self.takes_idempotency_key:
+            kwargs[IDEMPOTENCY_KEY_PARAM] = idempotency_key
+        return self.func(**kwargs)
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> Callable[..., Any]: ...
+
+
+@overload
+def tool(
+    *,
+    writes: bool = False,
+    undo: str | UndoSpec | Mapping[str, Any] | None = None,
+    irreversible: bool = False,
+    retry_safe: bool = False,
+    name: str | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    writes: bool = False,
+    undo: str | UndoSpec | Mapping[str, Any] | None = None,
+    irreversible: bool = False,
+    retry_safe: bool = False,
+    name: str | None = None,
+) -> Any:
+    """Mark a function as a tool.
+
+    `@tool` is a read. `@tool(writes=True, undo="refund_card")` is a write that
+    `refund_card` undoes; `undo={"tool": "cancel_flight", "args": {"booking":
+    "$result.booking"}}` binds the undo's arguments explicitly.
+    `@tool(writes=True, irreversible=True)` is a write nothing can undo;
+    `@tool(writes=True, retry_safe=True)` is a write that may be sent again under
+    its idempotency key.
+    """
+
+    def mark(function: Callable[..., Any]) -> Callable[..., Any]:
+        spec = spec_from_function(
+            function,
+            name=name,
+            writes=writes,
+            undo=parse_undo(undo),
+            irreversible=irreversible,
+            retry_safe=retry_safe,
+        )
+        setattr(function, _MARK, spec)
+        return function
+
+    if func is not None:
+        return mark(func)
+    return mark
+
+
+def parse_undo(undo: str | UndoSpec | Mapping[str, Any] | None) -> UndoSpec | None:
+    """Accept an undo as a tool name, an UndoSpec, or {'tool': ..., 'args': {...}}."""
+    if undo is None or isinstance(undo, UndoSpec):
+        return undo
+    if isinstance(undo, str):
+        return UndoSpec(tool=undo)
+    if isinstance(undo, Mapping):
+        unknown = set(undo) - {"tool", "args"}
+        if unknown or not isinstance(undo.get("tool"), str):
+            raise ToolDefinitionError(
+                f"undo {dict(undo)!r}: expected {{'tool': <name>, 'args': {{...}}}}"
+            )
+        args = undo.get("args")
+        if args is not None and not isinstance(args, Mapping):
+            raise ToolDefinitionError(f"undo {undo['tool']!r}: 'args' must be a mapping")
+        return UndoSpec(tool=undo["tool"], args=dict(args) if args is not None else None)
+    raise ToolDefinitionError(f"undo {undo!r}: expected a tool name or a mapping")
+
+
+def spec_of(obj: Any) -> ToolSpec | None:
+    """The ToolSpec of a function marked with @tool, else None."""
+    spec = getattr(obj, _MARK, None)
+    return spec if isinstance(spec, ToolSpec) else None
+
+
+def tools_in_module(module: types.ModuleType) -> dict[str, ToolSpec]:
+    """Every @tool function defined in or imported into a module, by tool name."""
+    found: dict[str, ToolSpec] = {}
+    for value in vars(module).values():
+        spec = spec_of(value)
+        if spec is not None:
+            found[spec.name] = spec
+    return found
+
+
+def spec_from_function(
+    function: Callable[..., Any],
+    *,
+    name: str | None = None,
+    writes: bool = False,
+    undo: UndoSpec | None = None,
+    irreversible: bool = False,
+    retry_safe: bool = False,
+) -> ToolSpec:
+    """Read a function's signature, hints and docstring into a ToolSpec."""
+    tool_name = name or function.__name__
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception as error:  # a hint that names something undefined
+        raise ToolDefinitionError(f"tool {tool_name!r}: cannot read type hints: {error}") from error
+    doc = inspect.getdoc(function) or ""
+    described = _param_descriptions(doc)
+    params: list[Param] = []
+    takes_key = False
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: *args and **kwargs cannot be described to a caller"
+            )
+        if parameter.name == IDEMPOTENCY_KEY_PARAM:
+            takes_key = True
+            continue
+        required = parameter.default is inspect.Parameter.empty
+        params.append(
+            Param(
+                name=parameter.name,
+                annotation=hints.get(parameter.name, Any),
+                required=required,
+                default=None if required else parameter.default,
+                description=described.get(parameter.name, ""),
+            )
+        )
+    return ToolSpec(
+        name=tool_name,
+        func=function,
+        description=doc,
+        params=tuple(params),
+        writes=writes,
+        undo=undo,
+        irreversible=irreversible,
+        retry_safe=retry_safe,
+        takes_idempotency_key=takes_key,
+    )
+
+
+def type_schema(annotation: Any) -> dict[str, Any]:
+    """The JSON schema of one Python type hint."""
+    if annotation is Any or annotation is inspect.Parameter.empty:
+        return {}
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        schemas = [type_schema(a) for a in members]
+        if len(members) < len(args):
+            schemas.append({"type": "null"})
+        return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
+    if origin is typing.Literal:
+        return {"enum": list(args)}
+    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple, set, frozenset):
+        item = type_schema(args[0]) if args else {}
+        return {"type": "array", "items": item} if item else {"type": "array"}
+    if origin is dict or annotation is dict:
+        return {"type": "object"}
+    simple = {
+        bool: {"type": "boolean"},
+        int: {"type": "integer"},
+        float: {"type": "number"},
+        Decimal: {"type": "string", "format": "decimal"},
+        str: {"type": "string"},
+    }
+    if annotation in simple:
+        return dict(simple[annotation])
+    return {}
+
+
+def _strip_optional(annotation: Any) -> Any:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(members) == 1:
+            return members[0]
+    return annotation
+
+
+def _is_jsonable(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+_ARG_LINE = re.compile(r"^\s*(?::param\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+
+
+def _param_descriptions(doc: str) -> dict[str, str]:
+    """Argument descriptions from a Google-style 'Args:' section or ':param x:' lines."""
+    found: dict[str, str] = {}
+    in_args = False
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped.lower() in ("args:", "arguments:", "parameters:"):
+            in_args = True
+            continue
+        if in_args and stripped.endswith(":") and not line.startswith((" ", "\t")):
+            in_args = False
+        if in_args or stripped.startswith(":param"):
+            match = _ARG_LINE.match(stripped)
+            if match:
+                found[match.group(1)] = match.group(2).strip()
+    return found
