@@ -1,0 +1,63 @@
+"""Idempotency keys: SHA-256 over the session, the step, the tool and the arguments.
+
+The arguments are rendered as canonical JSON (sorted keys, no spaces) with numbers
+rendered stably: an int as its digits, a float by `repr` (the shortest text that reads
+back to the same float), a Decimal normalised without exponent. So the same call at the
+same step of the same session always has the same key, in any process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+
+class UnkeyableArgument(TypeError):
+    """An argument whose value cannot be rendered stably."""
+
+
+def canonical_json(value: Any) -> str:
+    """The one text of a JSON-like value: sorted keys, no spaces, stable numbers."""
+    return _render(value)
+
+
+def idempotency_key(session: str, step: int | str, tool: str, args: Mapping[str, Any]) -> str:
+    """The hex SHA-256 of a call: the same inputs give the same key, always."""
+    material = canonical_json({"args": dict(args), "session": session, "step": step, "tool": tool})
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def undo_key(write_key: str, undo_tool: str, args: Mapping[str, Any]) -> str:
+    """An undo's own key, derived from the key of the write it undoes."""
+    material = canonical_json({"args": dict(args), "undoes": write_key, "tool": undo_tool})
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def _render(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise UnkeyableArgument(f"{value!r} has no stable JSON form")
+        if value.is_integer() and abs(value) < 2**53:
+            return f"{value:.1f}"
+        return repr(value)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise UnkeyableArgument(f"{value!r} has no stable JSON form")
+        text = format(value.normalize(), "f")
+        return text if "." in text else text + ".0"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        items = sorted((str(k), v) for k, v in value.items())
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_render(v)}" for k, v in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_render(v) for v in value) + "]"
+    raise UnkeyableArgument(f"{type(value).__name__} {value!r} has no stable JSON form")
