@@ -20,8 +20,14 @@ class ConfigError(StalwartError):
 
     code = "config_error"
 
-    def __init__(self, file: str, key_path: str, expected: str, line: int | None = None,
-                 column: int | None = None) -> None:
+    def __init__(
+        self,
+        file: str,
+        key_path: str,
+        expected: str,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
         self.file = file
         self.key_path = key_path
         self.expected = expected

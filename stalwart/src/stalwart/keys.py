@@ -57,7 +57,11 @@ def _render(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, Mapping):
         items = sorted((str(k), v) for k, v in value.items())
-        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_render(v)}" for k, v in items) + "}"
+        return (
+            "{"
+            + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_render(v)}" for k, v in items)
+            + "}"
+        )
     if isinstance(value, list | tuple):
         return "[" + ",".join(_render(v) for v in value) + "]"
     raise UnkeyableArgument(f"{type(value).__name__} {value!r} has no stable JSON form")

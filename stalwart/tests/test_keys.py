@@ -1,0 +1,92 @@
+"""Idempotency keys: canonical JSON and SHA-256, stable across processes and renderings."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stalwart.keys import UnkeyableArgument, canonical_json, idempotency_key, undo_key
+
+
+def test_canonical_json_sorts_keys_and_drops_spaces() -> None:
+    assert canonical_json({"b": 1, "a": {"d": [1, 2.5], "c": None}}) == (
+        '{"a":{"c":null,"d":[1,2.5]},"b":1}'
+    )
+
+
+def test_numbers_and_decimals_render_stably() -> None:
+    assert canonical_json(40.0) == "40.0"
+    assert canonical_json(Decimal("40.00")) == "40.0"
+    assert canonical_json(Decimal("0.10")) == "0.1"
+    assert canonical_json(0.1) == "0.1"
+    assert canonical_json(4411) == "4411"
+    assert canonical_json(True) == "true"
+
+
+def test_key_is_sha256_hex_of_the_canonical_call() -> None:
+    key = idempotency_key("u-17", 1, "charge_card", {"order": 4411, "amount": 40.0})
+    material = (
+        '{"args":{"amount":40.0,"order":4411},"session":"u-17","step":1,"tool":"charge_card"}'
+    )
+    assert key == hashlib.sha256(material.encode()).hexdigest()
+
+
+def test_key_differs_by_session_step_tool_and_arguments() -> None:
+    base = idempotency_key("s", 1, "t", {"a": 1})
+    assert (
+        len(
+            {
+                base,
+                idempotency_key("s2", 1, "t", {"a": 1}),
+                idempotency_key("s", 2, "t", {"a": 1}),
+                idempotency_key("s", 1, "u", {"a": 1}),
+                idempotency_key("s", 1, "t", {"a": 2}),
+            }
+        )
+        == 5
+    )
+
+
+def test_undo_key_is_its_own() -> None:
+    write = idempotency_key("s", 1, "charge_card", {"order": 1})
+    assert undo_key(write, "refund_card", {"order": 1}) != write
+    assert undo_key(write, "refund_card", {"order": 1}) == undo_key(
+        write, "refund_card", {"order": 1}
+    )
+
+
+def test_same_key_in_another_process() -> None:
+    code = "from stalwart.keys import idempotency_key as k; print(k('u', 3, 't', {'x': 0.1, 'y': [1]}))"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert other.stdout.strip() == idempotency_key("u", 3, "t", {"y": [1], "x": 0.1})
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), object(), Decimal("NaN")])
+def test_values_without_a_stable_form_are_refused(bad: object) -> None:
+    with pytest.raises(UnkeyableArgument):
+        canonical_json({"x": bad})
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(st.text(), json_values, max_size=4))
+def test_key_ignores_the_order_arguments_were_given_in(args: dict[str, object]) -> None:
+    reversed_args = dict(reversed(list(args.items())))
+    assert idempotency_key("s", 1, "t", args) == idempotency_key("s", 1, "t", reversed_args)
