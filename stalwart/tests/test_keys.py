@@ -62,7 +62,10 @@ def test_undo_key_is_its_own() -> None:
 
 
 def test_same_key_in_another_process() -> None:
-    code = "from stalwart.keys import idempotency_key as k; print(k('u', 3, 't', {'x': 0.1, 'y': [1]}))"
+    code = (
+        "from stalwart.keys import idempotency_key as k; "
+        "print(k('u', 3, 't', {'x': 0.1, 'y': [1]}))"
+    )
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert other.stdout.strip() == idempotency_key("u", 3, "t", {"y": [1], "x": 0.1})
 
