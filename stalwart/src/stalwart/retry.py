@@ -1,0 +1,204 @@
+"""What counts as an effect in doubt, and the two retry schedules.
+
+An effect is in doubt when a call failed in a way that leaves open whether it took
+effect: it may have arrived and done its work before the answer was lost. These are in
+doubt (`IN_DOUBT_BUILTINS`, plus the libraries' errors below):
+
+- `TimeoutError` (and so `socket.timeout`, `asyncio.TimeoutError`), `ConnectionResetError`,
+  `ConnectionAbortedError`, `BrokenPipeError`;
+- httpx's `TimeoutException` (every timeout) and `RemoteProtocolError`, and requests'
+  `Timeout`: looked up in `sys.modules` only, never imported, since an instance of a
+  library's error can exist only once that library has been imported;
+- `stalwart.errors.Ambiguous`, which a tool raises to say it does not know.
+
+`ConnectionRefusedError` says the call never arrived, and is not in doubt; nor is any
+other exception.
+
+The chain: a tool often wraps a low-level error (`raise RefundError(...) from
+TimeoutError()`). `in_doubt` walks the error and then its explicit `__cause__` chain,
+outermost first, and the first error that decides wins: an in-doubt class says yes,
+`ConnectionRefusedError` says no, anything else passes to its cause. The implicit
+`__context__` (an error raised while handling another) is not followed: a tool that
+caught a timeout and then raised a plain error of its own has said what happened.
+
+The schedules:
+
+- a call (a read, or a write with `retry_safe=True`) whose failure is in doubt is tried
+  again under the same key, at most `CALL_RETRIES` (two) more times, at once;
+- an undo that raises, in doubt or not, is tried again under its own key `UndoBackoff.retries`
+  (three) more times, waiting `base_secs * factor ** (n - 1)` seconds after its n-th try.
+
+`render_error` gives the `<error>` in "Undoing <tool> failed after <tries> tries
+(<error>).": the error's class name, a colon and its message (`RuntimeError: refund
+service down`), or the class name alone when the message is empty; whitespace runs,
+newlines included, become one space, and a text longer than `ERROR_TEXT_LIMIT` (200)
+characters is cut to that length, its last character an ellipsis (`…`).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+from stalwart.clock import Clock, SystemClock
+from stalwart.errors import Ambiguous
+
+CALL_RETRIES = 2
+UNDO_RETRIES = 3
+ERROR_TEXT_LIMIT = 200
+
+IN_DOUBT_BUILTINS: tuple[type[BaseException], ...] = (
+    TimeoutError,
+    ConnectionResetError,
+    ConnectionAbortedError,
+    BrokenPipeError,
+    Ambiguous,
+)
+NEVER_ARRIVED: tuple[type[BaseException], ...] = (ConnectionRefusedError,)
+
+# (module, attribute) of the libraries' in-doubt errors, found only if already imported.
+IN_DOUBT_LIBRARY_ERRORS: tuple[tuple[str, str], ...] = (
+    ("httpx", "TimeoutException"),
+    ("httpx", "RemoteProtocolError"),
+    ("requests", "Timeout"),
+)
+
+T = TypeVar("T")
+
+
+def in_doubt_classes() -> tuple[type[BaseException], ...]:
+    """Every error class that leaves an effect in doubt, among the libraries imported now."""
+    found: list[type[BaseException]] = list(IN_DOUBT_BUILTINS)
+    for module_name, attribute in IN_DOUBT_LIBRARY_ERRORS:
+        module = sys.modules.get(module_name)
+        error_class = getattr(module, attribute, None) if module is not None else None
+        if isinstance(error_class, type) and issubclass(error_class, BaseException):
+            found.append(error_class)
+    return tuple(found)
+
+
+def in_doubt(error: BaseException) -> bool:
+    """Whether this failure leaves open if the call took effect (see the module's rules)."""
+    doubtful = in_doubt_classes()
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, NEVER_ARRIVED):
+            return False
+        if isinstance(current, doubtful):
+            return True
+        current = current.__cause__
+    return False
+
+
+class AfterFailure(enum.Enum):
+    """What a run does with a call that raised."""
+
+    RETRY = "retry"  # send it again, under the same key
+    ASK = "ask"  # a write of unknown outcome: a person says whether it happened
+    FAIL = "fail"  # the call failed: the run fails
+
+
+def after_call_failure(
+    *, writes: bool, retry_safe: bool, error: BaseException, tries: int
+) -> AfterFailure:
+    """The verdict on a call that raised on its `tries`-th try (1 for the first).
+
+    A read or a retry-safe write in doubt is retried while retries remain; a write that is
+    not retry-safe and in doubt is asked about; everything else, and a call in doubt past
+    its retries, fails.
+    """
+    if tries < 1:
+        raise ValueError(f"tries counts from 1; got {tries}")
+    if not in_doubt(error):
+        return AfterFailure.FAIL
+    if writes and not retry_safe:
+        return AfterFailure.ASK
+    return AfterFailure.RETRY if tries <= CALL_RETRIES else AfterFailure.FAIL
+
+
+@dataclass(frozen=True)
+class UndoBackoff:
+    """The undo's schedule: `retries` more tries, waiting longer after each failure."""
+
+    base_secs: float = 1.0
+    factor: float = 2.0
+    retries: int = UNDO_RETRIES
+
+    def __post_init__(self) -> None:
+        if not self.base_secs >= 0:
+            raise ValueError(f"base_secs must be 0 or more; got {self.base_secs!r}")
+        if not self.factor >= 1:
+            raise ValueError(f"factor must be 1 or more; got {self.factor!r}")
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise ValueError(f"retries must be a whole number, 0 or more; got {self.retries!r}")
+
+    @property
+    def tries(self) -> int:
+        """Every try an undo gets: the first and its retries."""
+        return 1 + self.retries
+
+    def wait(self, try_number: int) -> float:
+        """Seconds to wait after the `try_number`-th try failed (1 for the first)."""
+        if isinstance(try_number, bool) or not isinstance(try_number, int) or try_number < 1:
+            raise ValueError(f"try_number counts from 1; got {try_number!r}")
+        return self.base_secs * self.factor ** (try_number - 1)
+
+    def gives_up_after(self, try_number: int) -> bool:
+        """Whether the `try_number`-th failure is the last: no try remains."""
+        if isinstance(try_number, bool) or not isinstance(try_number, int) or try_number < 1:
+            raise ValueError(f"try_number counts from 1; got {try_number!r}")
+        return try_number >= self.tries
+
+    def waits(self) -> Iterator[float]:
+        """Each wait between tries, in order (one fewer than the tries)."""
+        return (self.wait(n) for n in range(1, self.tries))
+
+
+class UndoGaveUp(Exception):
+    """An undo that failed on every try; `error` is the last failure."""
+
+    def __init__(self, tries: int, error: BaseException) -> None:
+        self.tries = tries
+        self.error = error
+        super().__init__(f"failed after {tries} tries ({render_error(error)})")
+
+
+def send_undo(
+    send: Callable[[int], T],
+    backoff: UndoBackoff | None = None,
+    clock: Clock | None = None,
+) -> T:
+    """Call `send(try_number)` until it returns, waiting on the clock between failures.
+
+    `send` is given the try's number so it can record the try before it sends. After the
+    last try fails, `UndoGaveUp` is raised from the last error.
+    """
+    schedule = backoff or UndoBackoff()
+    waiter = clock or SystemClock()
+    try_number = 1
+    while True:
+        try:
+            return send(try_number)
+        except Exception as error:
+            if schedule.gives_up_after(try_number):
+                raise UndoGaveUp(try_number, error) from error
+            waiter.sleep(schedule.wait(try_number))
+            try_number += 1
+
+
+def render_error(error: BaseException) -> str:
+    """One line naming an error: `RuntimeError: refund service down` (see the module)."""
+    name = type(error).__name__
+    try:
+        message = " ".join(str(error).split())
+    except Exception:  # an error whose __str__ itself fails still gets named
+        message = ""
+    text = f"{name}: {message}" if message else name
+    if len(text) > ERROR_TEXT_LIMIT:
+        text = text[: ERROR_TEXT_LIMIT - 1] + "…"
+    return text
