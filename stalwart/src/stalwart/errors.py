@@ -39,6 +39,16 @@ class ConfigError(StalwartError):
         super().__init__(f"{where}: {key_path}: {expected}" if key_path else f"{where}: {expected}")
 
 
+class Ambiguous(StalwartError):
+    """Raised by a tool to say it does not know whether its call took effect.
+
+    The effect is in doubt (see `stalwart.retry.in_doubt`): a read or a retry-safe
+    write is tried again under the same key; any other write goes to a person.
+    """
+
+    code = "ambiguous"
+
+
 class AnswerError(StalwartError):
     """An answer that cannot be taken: from another user, to nothing, or not offered."""
 
