@@ -1,0 +1,85 @@
+"""The `Store` protocol: the narrow interface every record backend implements.
+
+The runtime keeps nothing of a run in process memory between calls; everything lives
+in the record, read with `load` and written with `commit`. A backend needs only these
+four operations (and a counter), so an embedded SQLite file and a PostgreSQL server
+serve the same runtime, and one contract test suite runs against both.
+
+Contract
+--------
+- `load(session)` returns everything the record holds for one session (its row, its
+  runs, its calls in `seq` order, its messages in `seq` order), or None when the
+  session has never been recorded. It reads committed data only.
+- `commit(changes)` writes every row of `changes` in ONE transaction, atomically and
+  durably: when it returns, the rows survive a crash of this process and of the
+  machine (SQLite: WAL with synchronous=FULL; PostgreSQL: a committed transaction).
+  Each row is an upsert by its table's key (`schema.TABLES`): a row with a key
+  already recorded replaces it whole. An empty `Changes` commits nothing and does not
+  count. Each real commit adds one to `commits` (the benchmark counts them).
+- `lock(session)` is a context manager giving the caller the sole right to advance
+  that session until it exits, across threads and processes: a second `lock` of the
+  same session blocks until the first is released (or raises `SessionBusy` after the
+  backend's wait limit). A lock whose holder dies is released (SQLite: an flock on a
+  file; PostgreSQL: a row lock or advisory lock held by the holder's connection).
+  `commit` inside a held lock does NOT release it: the runtime commits the in-flight
+  record, sends the call, and commits the outcome while holding one lock.
+- `close()` releases the backend's connections.
+
+The runtime always does `with store.lock(s): record = store.load(s); ...; store.commit(...)`,
+so a backend may assume loads and commits of a session happen under its lock.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..errors import StalwartError
+from .schema import CallRow, MessageRow, RunRow, SessionRow
+
+
+class SessionBusy(StalwartError):
+    """Another worker is advancing this session and did not finish in time."""
+
+    code = "session_busy"
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """Everything recorded for one session."""
+
+    session: SessionRow
+    runs: tuple[RunRow, ...] = ()
+    calls: tuple[CallRow, ...] = ()
+    messages: tuple[MessageRow, ...] = ()
+
+
+@dataclass
+class Changes:
+    """Rows to upsert in one transaction."""
+
+    sessions: list[SessionRow] = field(default_factory=list)
+    runs: list[RunRow] = field(default_factory=list)
+    calls: list[CallRow] = field(default_factory=list)
+    messages: list[MessageRow] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.sessions or self.runs or self.calls or self.messages)
+
+    def rows(self) -> list[SessionRow | RunRow | CallRow | MessageRow]:
+        return [*self.sessions, *self.runs, *self.calls, *self.messages]
+
+
+class Store(Protocol):
+    """A durable record of sessions, runs, calls and messages (see the module contract)."""
+
+    commits: int
+
+    def load(self, session: str) -> SessionRecord | None: ...
+
+    def commit(self, changes: Changes) -> None: ...
+
+    def lock(self, session: str) -> AbstractContextManager[None]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,139 @@
+"""The embedded record: one SQLite file in WAL mode, every commit fsync'd.
+
+Locking a session takes an exclusive `flock` on a small file beside the database
+(`<db>.locks/<hash>`), so it holds across processes and is released by the kernel
+if its holder dies. An in-memory database (":memory:") lives and locks in-process.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .base import Changes, SessionRecord
+from .schema import (
+    TABLE_OF,
+    TABLES,
+    CallRow,
+    MessageRow,
+    RunRow,
+    SessionRow,
+    from_columns,
+    to_columns,
+)
+
+_SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "real": "REAL", "bool": "INTEGER", "json": "TEXT"}
+
+
+def ddl() -> list[str]:
+    """CREATE statements for every table of the schema."""
+    statements: list[str] = []
+    for table in TABLES:
+        columns = ", ".join(f'"{name}" {_SQL_TYPES[kind]}' for name, kind in table.kinds.items())
+        key = ", ".join(f'"{name}"' for name in table.key)
+        statements.append(
+            f'CREATE TABLE IF NOT EXISTS "{table.name}" ({columns}, PRIMARY KEY ({key}))'
+        )
+        for column in table.index:
+            statements.append(
+                f'CREATE INDEX IF NOT EXISTS "{table.name}_{column}" ON "{table.name}" ("{column}")'
+            )
+    return statements
+
+
+class SQLiteStore:
+    """The `Store` protocol on one SQLite file (or ":memory:")."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000) -> None:
+        self.path = str(path)
+        self.commits = 0
+        self._memory = self.path == ":memory:"
+        self._guard = threading.RLock()
+        self._thread_locks: dict[str, threading.Lock] = {}
+        self._db = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+        )
+        self._db.row_factory = sqlite3.Row
+        if not self._memory:
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        with self._guard:
+            self._db.execute("BEGIN IMMEDIATE")
+            for statement in ddl():
+                self._db.execute(statement)
+            self._db.execute("COMMIT")
+
+    def load(self, session: str) -> SessionRecord | None:
+        with self._guard:
+            head = self._select(SessionRow, "session", session)
+            if not head:
+                return None
+            return SessionRecord(
+                session=head[0],
+                runs=tuple(self._select(RunRow, "session", session, order="number")),
+                calls=tuple(self._select(CallRow, "session", session, order="seq")),
+                messages=tuple(self._select(MessageRow, "session", session, order="seq")),
+            )
+
+    def commit(self, changes: Changes) -> None:
+        if not changes:
+            return
+        with self._guard:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for row in changes.rows():
+                    self._upsert(row)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            self.commits += 1
+
+    @contextmanager
+    def lock(self, session: str) -> Iterator[None]:
+        with self._guard:
+            thread_lock = self._thread_locks.setdefault(session, threading.Lock())
+        with thread_lock:
+            if self._memory:
+                yield
+                return
+            folder = Path(self.path + ".locks")
+            folder.mkdir(exist_ok=True)
+            name = hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
+            with open(folder / name, "a+b") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        with self._guard:
+            self._db.close()
+
+    def _select(self, row_type: type, column: str, value: str, order: str | None = None) -> list:
+        table = TABLE_OF[row_type]
+        sql = f'SELECT * FROM "{table.name}" WHERE "{column}" = ?'
+        if order:
+            sql += f' ORDER BY "{order}"'
+        return [from_columns(row_type, dict(found)) for found in self._db.execute(sql, (value,))]
+
+    def _upsert(self, row: Any) -> None:
+        table = TABLE_OF[type(row)]
+        values = to_columns(row)
+        names = list(values)
+        columns = ", ".join(f'"{n}"' for n in names)
+        marks = ", ".join("?" for _ in names)
+        key = ", ".join(f'"{n}"' for n in table.key)
+        updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in table.key)
+        self._db.execute(
+            f'INSERT INTO "{table.name}" ({columns}) VALUES ({marks}) '
+            f"ON CONFLICT ({key}) DO UPDATE SET {updates}",
+            [values[n] for n in names],
+        )
