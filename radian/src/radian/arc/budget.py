@@ -1,0 +1,98 @@
+"""Cost per attempt, and the task and plan budgets.
+
+A command worker reports its session's running total. An attempt's cost is the growth of
+that total since the previous attempt of the same session (resume), or the whole total on a
+session of its own (fresh); a total lower than the last one is a counter reset, and the
+attempt's cost is then the total as reported.
+
+A budget is used up when the spent amount has reached its limit:
+- the task's: its cost_usd against its max_cost_usd, else [limits] max_cost_usd;
+- the plan's: the cost_usd of every task of the plan, summed, against the plan's
+  max_cost_usd. cost_usd (not total_cost_usd) so that reset-budget frees the plan's budget
+  too: total_cost_usd keeps counting everything ever spent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from radian.arc.clock import Clock
+from radian.arc.config import ArcConfig
+from radian.arc.model import Plan, Task
+from radian.arc.states import State, transition
+from radian.arc.store import ArcStore
+from radian.arc.texts import plan_auto_off
+
+
+@dataclass(frozen=True)
+class BudgetVerdict:
+    used_up: bool
+    scope: Literal["task", "plan"] | None  # which budget is used up; None when neither
+    spent: float
+    limit: float | None
+
+
+WITHIN = BudgetVerdict(False, None, 0.0, None)
+
+
+def attempt_cost(
+    session_cost_usd: float | None, *, resumed: bool, previous_session_cost_usd: float | None
+) -> float:
+    """The cost of one attempt from the session total its Result reported."""
+    if session_cost_usd is None:
+        return 0.0
+    grew = previous_session_cost_usd is not None and session_cost_usd >= previous_session_cost_usd
+    if resumed and grew:
+        return session_cost_usd - previous_session_cost_usd  # type: ignore[operator]
+    return session_cost_usd
+
+
+def add_cost(task: Task, cost_usd: float) -> None:
+    task.cost_usd = round(task.cost_usd + cost_usd, 10)
+    task.total_cost_usd = round(task.total_cost_usd + cost_usd, 10)
+
+
+def task_limit(task: Task, config: ArcConfig) -> float | None:
+    return task.max_cost_usd if task.max_cost_usd is not None else config.limits.max_cost_usd
+
+
+def plan_spent(store: ArcStore, task: Task, plan: Plan) -> float:
+    """cost_usd over every task of the plan; `task` as it is in memory, the others on disk."""
+    spent = task.cost_usd
+    for name in plan.tasks:
+        if name != task.name and store.task_exists(name):
+            spent += store.load_task(name).cost_usd
+    return round(spent, 10)
+
+
+def check_after_cost(store: ArcStore, task: Task, plan: Plan, config: ArcConfig) -> BudgetVerdict:
+    """Is a budget used up, now that `task` carries its latest cost? The task's first."""
+    limit = task_limit(task, config)
+    if limit is not None and task.cost_usd >= limit:
+        return BudgetVerdict(True, "task", task.cost_usd, limit)
+    if plan.max_cost_usd is not None:
+        spent = plan_spent(store, task, plan)
+        if spent >= plan.max_cost_usd:
+            return BudgetVerdict(True, "plan", spent, plan.max_cost_usd)
+    return WITHIN
+
+
+def pause_for_budget(
+    store: ArcStore, task: Task, verdict: BudgetVerdict, clock: Clock, **fields: object
+) -> list[str]:
+    """Move `task` to todo.paused_budget; a plan budget also turns the plan's auto off.
+
+    The caller holds the task's lock and saves the task; the plan is saved here, under its
+    own lock. Returns the printed lines about the plan.
+    """
+    transition(task, State.PAUSED_BUDGET, clock, retry_at=None, **fields)
+    if verdict.scope != "plan":
+        return []
+    with store.plan_lock(task.plan):
+        plan = store.load_plan(task.plan)
+        if plan.auto == "off":
+            return []
+        plan.auto = "off"
+        store.save_plan(plan)
+    return [plan_auto_off(plan.name)]

@@ -1,0 +1,122 @@
+"""The chapter's table: one attempt's result maps to one class and one next state.
+
+Read `TABLE` beside "Failures, retries and the budget": one row per line of the chapter, in
+the same order. `next_step` RETRY means "a retry": retry_wait, or failed.exhausted /
+todo.paused_budget when the limit or the budget says so (decided in loop.apply_attempt_end).
+A Result whose model_error.kind is unavailable or usage_limit turns a retry into a model
+wait ("A worker wait on an unavailable model").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from radian.arc.states import State
+
+
+class Next(StrEnum):
+    VERIFY = "review.verifying"
+    REWORK_PENDING = "review.rework_pending"
+    IRRECOVERABLE = "failed.irrecoverable"
+    RETRY = "retry"
+    CANCELLED = "failed.cancelled"
+    VERIFY_AT_ONCE = "review.verifying, verified at once"
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    result: str  # the chapter's words
+    failure_class: str | None  # None: the chapter's "—"
+    next_step: Next
+
+
+TABLE: tuple[Row, ...] = (
+    Row("completed_pushed", "completed and pushed", None, Next.VERIFY),
+    Row("completed_undelivered", "completed, but the delivery check failed", "verification",
+        Next.REWORK_PENDING),
+    Row("poisoned", "poisoned", "model", Next.IRRECOVERABLE),
+    Row("refused", "refused", "model", Next.RETRY),
+    Row("failed", "failed", "model", Next.RETRY),
+    Row("incomplete", "incomplete", "model", Next.RETRY),
+    Row("budget_exceeded", "budget_exceeded", "model", Next.RETRY),
+    Row("cancelled", "cancelled from inside the worker", "model", Next.RETRY),
+    Row("terminated", "terminated (no Result, a crash or a kill)", "infrastructure", Next.RETRY),
+    Row("unknown_outcome", "an outcome this build does not know", "infrastructure", Next.RETRY),
+    Row("lock_held", "a wrapper exit 4 (the worktree lock is held)", "infrastructure",
+        Next.RETRY),
+    Row("stall", "stall (the wrapper sent SIGTERM)", "stall", Next.RETRY),
+    Row("wall_time", "wall_time (the wrapper sent SIGTERM)", "wall_time", Next.RETRY),
+    Row("cancel", "cancelled by radian arc cancel", "cancel", Next.CANCELLED),
+    Row("reverify", "reverify (no worker: radian arc reverify)", "reverify",
+        Next.VERIFY_AT_ONCE),
+)  # fmt: skip
+
+ROWS: dict[str, Row] = {row.key: row for row in TABLE}
+
+# The outcomes a worker's Result may carry that this build knows (each its own row).
+KNOWN_OUTCOMES = frozenset({"refused", "failed", "incomplete", "budget_exceeded", "cancelled"})
+# wrapper_class of an AttemptEnd: the row it selects, before the Result is looked at.
+WRAPPER_ROWS = {"cancelled": "cancel", "stall": "stall", "wall_time": "wall_time",
+                "lock_held": "lock_held"}  # fmt: skip
+MODEL_WAIT_KINDS = frozenset({"unavailable", "usage_limit"})
+
+
+@dataclass(frozen=True)
+class Classification:
+    row: Row
+    outcome: str | None  # the Result's outcome as printed; None without a Result
+    model_wait: bool
+    reason: str | None  # a failed delivery check's reason
+
+    @property
+    def failure_class(self) -> str | None:
+        return self.row.failure_class
+
+    @property
+    def next_state(self) -> State | None:
+        """The state the row names; None for a retry (the loop decides which)."""
+        return {
+            Next.VERIFY: State.VERIFYING,
+            Next.VERIFY_AT_ONCE: State.VERIFYING,
+            Next.REWORK_PENDING: State.REWORK_PENDING,
+            Next.IRRECOVERABLE: State.IRRECOVERABLE,
+            Next.CANCELLED: State.CANCELLED,
+            Next.RETRY: None,
+        }[self.row.next_step]
+
+
+def classify(end: Any, *, interrupted: bool = False) -> Classification:
+    """The row of the table for one worker attempt's end (a radian.arc.worker.AttemptEnd).
+
+    `interrupted`: arc stopped the worker itself (Ctrl-C on run); that is a kill, not the
+    lead's cancel, so it is "terminated".
+    """
+    result = end.result
+    outcome = result.outcome if result is not None else None
+    if interrupted:
+        return Classification(ROWS["terminated"], outcome, False, None)
+    if end.wrapper_class is not None:
+        key = WRAPPER_ROWS.get(end.wrapper_class, "terminated")
+        return Classification(ROWS[key], outcome, False, None)
+    if result is None:
+        return Classification(ROWS["terminated"], None, False, None)
+    if outcome == "completed":
+        delivery = end.delivery
+        if delivery is not None and delivery.ok:
+            return Classification(ROWS["completed_pushed"], outcome, False, None)
+        reason = (delivery.reason if delivery is not None else None) or "no delivery check"
+        return Classification(ROWS["completed_undelivered"], outcome, False, reason)
+    if outcome == "poisoned":
+        return Classification(ROWS["poisoned"], outcome, False, None)
+    key = outcome if outcome in KNOWN_OUTCOMES else "unknown_outcome"
+    model_error = result.model_error
+    model_wait = model_error is not None and model_error.kind in MODEL_WAIT_KINDS
+    return Classification(ROWS[key], outcome, model_wait, None)
+
+
+def reverify() -> Classification:
+    """The row GATE uses for an attempt without a worker."""
+    return Classification(ROWS["reverify"], None, False, None)

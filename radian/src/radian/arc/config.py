@@ -1,0 +1,169 @@
+"""`.radian/arc.toml`: arc's configuration, typed and validated.
+
+Every error names the file, the key path and what was expected. The models cover every
+section (GATE reads [gate]); `DEFAULT_CONFIG` is what `radian arc init` writes.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from radian.arc.errors import ConfigError
+
+CONFIG_PATH = Path(".radian") / "arc.toml"
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CommandConfig(_Section):
+    run: str = Field(min_length=1)
+    timeout_secs: float = Field(default=600, gt=0)
+
+
+class RepositoryConfig(_Section):
+    main_branch: str = Field(default="main", min_length=1)
+    remote: str = Field(default="origin", min_length=1)
+
+
+class IntegrationConfig(_Section):
+    target_branch: str | None = None
+    commands: list[CommandConfig] = Field(default_factory=list)
+
+
+class LimitsConfig(_Section):
+    max_attempts: int = Field(default=3, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    max_conflict_rework: int = Field(default=3, ge=0)
+    max_auto_reverify: int = Field(default=2, ge=0)
+    parallel: int = Field(default=2, ge=1)
+
+
+class WorkerConfig(_Section):
+    kind: Literal["command"] = "command"
+    exec_args: list[str] = Field(default_factory=list)
+    stall_secs: float = Field(default=300, gt=0)
+    wall_time_secs: float = Field(default=3600, gt=0)
+    session: Literal["resume", "fresh"] = "resume"
+    term_grace_secs: float = Field(default=10, ge=0)
+
+
+class MutationConfig(_Section):
+    min_killed: float = Field(default=0.0, ge=0, le=1)
+    timeout_secs: float = Field(default=900, gt=0)
+    paths_to_mutate: list[str] | None = None
+
+
+class ReviewConfig(_Section):
+    exec_args: list[str] = Field(default_factory=list)
+    timeout_secs: float = Field(default=900, gt=0)
+
+
+class GateConfig(_Section):
+    stages: list[Literal["commands", "mutation", "review"]] = Field(default_factory=list)
+    commands: list[CommandConfig] = Field(default_factory=list)
+    fix_level: str = "major"
+    mutation: MutationConfig = Field(default_factory=MutationConfig)
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
+
+    @model_validator(mode="after")
+    def _stages_once_each(self) -> GateConfig:
+        if len(set(self.stages)) != len(self.stages):
+            raise ValueError("each stage at most once")
+        return self
+
+
+class ArcConfig(_Section):
+    repository: RepositoryConfig = Field(default_factory=RepositoryConfig)
+    integration: IntegrationConfig = Field(default_factory=IntegrationConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    worker: WorkerConfig = Field(default_factory=WorkerConfig)
+    gate: GateConfig | None = None
+
+    @property
+    def target_branch(self) -> str:
+        return self.integration.target_branch or self.repository.main_branch
+
+
+DEFAULT_CONFIG = """\
+# radian arc configuration. Every key is optional; the values shown are the defaults.
+
+[repository]
+main_branch = "main"          # the branch tasks start from
+remote = "origin"             # where workers push their task branches
+
+[integration]
+# target_branch = "main"      # where finished tasks are integrated; default: main_branch
+# commands = [{ run = "make test", timeout_secs = 600 }]
+
+[limits]
+max_attempts = 3              # retries a task may use (retries, not attempts)
+# max_cost_usd = 5.0          # a task's budget in USD; default: none
+max_conflict_rework = 3       # conflict reworks arc writes in a row
+max_auto_reverify = 2         # automatic reverifies of one task
+parallel = 2                  # attempts running at once
+
+[worker]
+kind = "command"
+# The worker's command line. Placeholders: {brief_file} {session_id} {worktree} {task}
+# {attempt_id}. radian arc start, run and confirm refuse a program that does not exist.
+exec_args = ["my-agent", "--brief", "{brief_file}"]
+stall_secs = 300              # no output for this long: the worker is stopped (stall)
+wall_time_secs = 3600         # an attempt may run this long (wall_time)
+session = "resume"            # "resume" the previous attempt's session, or start "fresh"
+term_grace_secs = 10          # SIGTERM, then SIGKILL after this long
+"""
+
+
+def load_config(repo_root: Path) -> ArcConfig:
+    """The repository's configuration; defaults when `.radian/arc.toml` does not exist."""
+    path = Path(repo_root) / CONFIG_PATH
+    if not path.is_file():
+        return ArcConfig()
+    return parse_config(path.read_text(encoding="utf-8"), str(CONFIG_PATH))
+
+
+def parse_config(text: str, file_label: str) -> ArcConfig:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{file_label}: not valid TOML: {error}") from None
+    return validate_model(ArcConfig, data, file_label)
+
+
+def validate_model(model: type[ModelT], data: Any, file_label: str) -> ModelT:
+    """`model` from `data`, or a ConfigError naming the file, the key path and the problem."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(describe_validation_error(error, file_label)) from None
+
+
+def describe_validation_error(error: ValidationError, file_label: str) -> str:
+    lines = []
+    for problem in error.errors():
+        key_path = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        if problem["type"] == "extra_forbidden":
+            lines.append(f"{file_label}: {key_path}: unknown key")
+            continue
+        got = problem.get("input")
+        expected = problem["msg"]
+        if problem["type"] == "missing":
+            lines.append(f"{file_label}: {key_path}: required, missing")
+        else:
+            lines.append(
+                f"{file_label}: {key_path}: expected {_lower_first(expected)}, got {got!r}"
+            )
+    return "\n".join(lines)
+
+
+def _lower_first(text: str) -> str:
+    text = text.removeprefix("Value error, ").removeprefix("Input should be ")
+    return text[:1].lower() + text[1:]

@@ -1,0 +1,181 @@
+"""Every line arc prints for a person, in one place.
+
+The chapter fixes `<task> worker model unavailable -> retry at <UTC time>`; the other lines
+follow its shape: `<task> <what happened> -> <where the task goes>`. UTC times read
+2026-11-30T07:15:00Z (radian.arc.clock.UTC_FORMAT).
+"""
+
+from __future__ import annotations
+
+
+def _money(value: float) -> str:
+    return f"${value:.2f}"
+
+
+# -- refusals -----------------------------------------------------------------------------
+def illegal_transition(task: str, from_state: str, to_state: str) -> str:
+    return f"{task}: cannot move from {from_state} to {to_state}"
+
+
+def bad_name(kind: str, name: str) -> str:
+    return (
+        f"{kind} name {name!r} is not allowed: use 1 to 64 letters, digits, '.', '_' or '-', "
+        "starting with a letter or a digit"
+    )
+
+
+def no_such_plan(plan: str) -> str:
+    return f"no plan named {plan!r}"
+
+
+def no_such_task(task: str) -> str:
+    return f"no task named {task!r}"
+
+
+def plan_exists(plan: str) -> str:
+    return f"a plan named {plan!r} already exists"
+
+
+def task_exists(task: str, plan: str) -> str:
+    return f"a task named {task!r} already exists (in plan {plan!r})"
+
+
+def bad_exec_args(problems: list[str]) -> str:
+    return "worker.exec_args in .radian/arc.toml is refused:\n" + "\n".join(
+        f"  {problem}" for problem in problems
+    )
+
+
+def not_confirmed(plan: str) -> str:
+    return f"plan {plan!r} is not confirmed: radian arc confirm {plan}"
+
+
+def cannot_start(task: str, state: str) -> str:
+    return f"{task} is {state}: only a todo.ready or todo.retry_wait task can start"
+
+
+def cannot_cancel(task: str, state: str) -> str:
+    return f"{task} is {state}: there is nothing to cancel"
+
+
+def cannot_rework(task: str, state: str) -> str:
+    return f"{task} is {state}: a rework needs a task that is not running, paused or done"
+
+
+def cannot_reset_budget(task: str, state: str) -> str:
+    return f"{task} is {state}: reset-budget applies to a todo.paused_budget task"
+
+
+def run_already_active() -> str:
+    return "another radian arc run is working on this repository"
+
+
+def config_written(path: str) -> str:
+    return f"wrote {path}"
+
+
+def config_kept(path: str) -> str:
+    return f"{path} exists; left as it is"
+
+
+def plan_added(plan: str) -> str:
+    return f"plan {plan} added (not confirmed)"
+
+
+def plan_loaded(plan: str, tasks: int) -> str:
+    return f"plan {plan} loaded with {tasks} task(s) (not confirmed)"
+
+
+def plan_confirmed(plan: str) -> str:
+    return f"plan {plan} confirmed"
+
+
+def task_added(task: str, plan: str) -> str:
+    return f"{task} added to plan {plan}: todo.ready"
+
+
+def rework_heading(number: int) -> str:
+    return f"## Rework {number}"
+
+
+# -- the loop's lines ---------------------------------------------------------------------
+def moved(task: str, from_state: str, to_state: str) -> str:
+    return f"{task} {from_state} -> {to_state}"
+
+
+def claimed(task: str, from_state: str, attempt_id: str) -> str:
+    return f"{task} {from_state} -> doing.working (attempt {attempt_id})"
+
+
+def delivered(task: str, head_sha: str | None) -> str:
+    return f"{task} completed -> review.verifying (head {(head_sha or '?')[:12]})"
+
+
+def verified_at_once(task: str) -> str:
+    return f"{task} reverify -> review.verifying"
+
+
+def delivery_failed(task: str, reason: str) -> str:
+    return f"{task} delivery check failed -> review.rework_pending: {reason}"
+
+
+def poisoned(task: str) -> str:
+    return f"{task} failed (model, poisoned) -> failed.irrecoverable"
+
+
+def retry_at(task: str, failure_class: str, when: str) -> str:
+    return f"{task} failed ({failure_class}) -> retry at {when}"
+
+
+def model_unavailable(task: str, when: str) -> str:
+    return f"{task} worker model unavailable -> retry at {when}"
+
+
+def exhausted(task: str, failure_class: str, retry_count: int, limit: int) -> str:
+    return (
+        f"{task} failed ({failure_class}) -> failed.exhausted "
+        f"(retry_count {retry_count} of max_attempts {limit})"
+    )
+
+
+def paused_budget(task: str, failure_class: str, scope: str, spent: float, limit: float) -> str:
+    return (
+        f"{task} failed ({failure_class}) -> todo.paused_budget "
+        f"({scope} budget: {_money(spent)} of {_money(limit)} used)"
+    )
+
+
+def plan_auto_off(plan: str) -> str:
+    return f"plan {plan} auto -> off (plan budget used up)"
+
+
+def cancelled(task: str, from_state: str) -> str:
+    return f"{task} cancelled -> failed.cancelled (was {from_state})"
+
+
+def ended_after_cancel(task: str, attempt_id: str) -> str:
+    return f"{task} attempt {attempt_id} ended after cancel"
+
+
+def left_no_result(task: str, attempt_id: str) -> str:
+    return f"{task} attempt {attempt_id} has no live worker and no Result -> terminated"
+
+
+def reworked(task: str, number: int) -> str:
+    return f"{task} rework {number} -> todo.ready"
+
+
+def budget_reset(task: str) -> str:
+    return f"{task} budget reset -> todo.ready"
+
+
+def interrupted() -> str:
+    return "interrupted: workers stopped, every task file written"
+
+
+def nothing_to_do() -> str:
+    return "nothing ready"
+
+
+def waiting_until(when: str) -> str:
+    return f"waiting until {when} for the next retry"
