@@ -1,0 +1,64 @@
+"""pytest fixtures for a real PostgreSQL server, and the record backends to run against.
+
+conftest.py imports these names, so every test module can ask for them:
+
+- `pg_server` (session): one server for the whole run, stopped at the end even when the
+  run fails. When none can be started, tests that need it are skipped and the reason is
+  printed at the end of the run; with `CI` set they fail instead, since CI must run them.
+- `pg_url`: a fresh, empty database on that server for one test.
+- `store_location`: parametrized over the backends ("sqlite", "postgres"): a location
+  `stalwart.record.open_store` accepts, fresh for the test. A test that takes it runs once
+  per backend; the postgres case carries the `postgres` marker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pgserver import PostgresServer, PostgresUnavailable, start_postgres
+
+__all__ = ["BACKENDS", "pg_server", "pg_url", "pytest_terminal_summary", "store_location"]
+
+BACKENDS = ("sqlite", pytest.param("postgres", marks=pytest.mark.postgres))
+
+_skipped_because: list[str] = []
+_database_numbers = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PostgresServer]:
+    try:
+        server = start_postgres()
+    except PostgresUnavailable as why:
+        reason = f"PostgreSQL could not be started: {why}"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (CI is set, so PostgreSQL tests never skip)", pytrace=False)
+        _skipped_because.append(reason)
+        pytest.skip(reason)
+    atexit.register(server.stop)  # also stopped if the run is cut short before teardown
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PostgresServer) -> str:
+    return pg_server.create_database(f"t{os.getpid()}_{next(_database_numbers)}")
+
+
+@pytest.fixture(params=BACKENDS)
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return str(tmp_path / "record.db")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for reason in _skipped_because:
+        terminalreporter.write_line(f"PostgreSQL tests skipped. {reason}", yellow=True)
