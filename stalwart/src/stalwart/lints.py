@@ -1,0 +1,309 @@
+"""The registration lints: what recovery needs from each write, and what is missing.
+
+None fails anything. Each lint is one function over one of an agent's tools; the texts
+are the chapter's, with placeholders filled. Printed one per line as
+`<tool>: <name>: <text>`, or `<agent>/<tool>: <name>: <text>` in a file of several
+agents.
+
+Decisions the chapter leaves open:
+
+- An *undo tool* is a tool some write of the catalogue names as its undo. It is judged
+  as an undo, not as a write of its own: `write_without_compensation` and
+  `write_not_retry_safe` skip it, and its retry safety is reported on each write it
+  undoes, as `compensation_not_retry_safe` (an undo is always retried under its key,
+  so an ambiguous failure of an undo never goes to a person).
+- "Idempotency" is `retry_safe`: a write that takes an `idempotency_key` but is not
+  marked retry-safe is still sent once, so it is still `write_not_retry_safe`.
+- `irreversible_without_confirmation`: every write is confirmed unless agent.yaml says
+  `confirm: false` under its name; an irreversible write that says so is linted.
+- `compensation_not_retry_safe` fires only for an undo that is a write: a read is
+  always retried.
+- `compensation_unbound`: each *required* argument of the undo is bound from the write
+  (see `undo_bindings`); one lint per argument that cannot be.
+- `compensation_cycle`: following undo links from a tool reaches a tool already on the
+  path; `<at>` names that tool.
+- `compensation_out_of_reach`: the agent lists the write but not its undo, which the
+  catalogue has (an undo the catalogue lacks is `compensation_unknown_tool` only).
+- Lints are about what agents can call: a catalogue tool no agent lists is not linted.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import re
+import textwrap
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from stalwart.config import AgentConfig, ProjectConfig, confirms
+from stalwart.tools import ToolSpec, UndoSpec
+
+# The chapter's table, as printed; `{...}` are its placeholders.
+LINT_TEXTS: Mapping[str, str] = {
+    "write_without_compensation": "a write neither compensated nor marked irreversible",
+    "write_not_retry_safe": "a write with no idempotency, so an ambiguous failure goes to a person",
+    "irreversible_without_confirmation": "an irreversible operation that asks for no confirmation",
+    "compensation_unknown_tool": "the compensation names '{undo}', which the catalogue lacks",
+    "compensation_not_retry_safe": "'{undo}' undoes it and is not retry-safe",
+    "compensation_unbound": "{argument} <- {source}",
+    "compensation_cycle": "its compensations return to '{at}'",
+    "compensation_out_of_reach": (
+        "agent '{agent_name}' can call it but not '{undo}', which undoes it, "
+        "so a run of that agent cannot undo it"
+    ),
+}
+
+# What `<from>` says when an argument of the undo has no source at all.
+UNBOUND_SOURCE = "nothing (no argument or result field named {argument})"
+
+
+@dataclass(frozen=True)
+class Lint:
+    name: str
+    agent: str | None  # set only when the file has several agents
+    tool: str
+    text: str
+
+    def __str__(self) -> str:
+        where = f"{self.agent}/{self.tool}" if self.agent else self.tool
+        return f"{where}: {self.name}: {self.text}"
+
+
+def lint_project(project: ProjectConfig) -> list[Lint]:
+    """Every agent's lints, agent by agent in file order."""
+    return [lint for agent in project.agents.values() for lint in lint_agent(agent)]
+
+
+def lint_agent(agent: AgentConfig) -> list[Lint]:
+    """The agent's lints: tool by tool as listed, each tool's in the chapter's order."""
+    context = _Context(agent)
+    return [
+        lint for spec in agent.tools.values() for check in LINTS for lint in check(spec, context)
+    ]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Where one argument of an undo comes from: '$args.x', '$result.x', or nowhere."""
+
+    argument: str
+    source: str | None  # None: unbound
+    looked_for: str  # what `<from>` prints when unbound
+
+
+def undo_bindings(write: ToolSpec, undo: ToolSpec) -> list[Binding]:
+    """How each required argument of `undo` is bound from `write`.
+
+    An explicit binding (`undo: {tool: ..., args: {x: $args.y}}`) is used as said; an
+    argument it does not name is bound by name, as when there are no explicit bindings:
+    first an argument of the write, then a field of its result. The result's fields
+    are known from its return hint (TypedDict, dataclass, NamedTuple, pydantic model),
+    else from a `Returns:` section of `name: description` lines in its docstring, else
+    from its `return {...}` statements when every one is a dict literal with string
+    keys. When none of those tells, a `$result.<name>` binding is assumed possible and
+    left to the check at run time.
+    """
+    explicit = (write.undo.args if write.undo else None) or {}
+    fields = result_fields(write)
+    bindings: list[Binding] = []
+    for param in undo.params:
+        if not param.required:
+            continue
+        if param.name in explicit:
+            source = explicit[param.name]
+            kind, name = UndoSpec.parse_source(source)
+            found = write.param(name) is not None if kind == "args" else _has(fields, name)
+            bindings.append(Binding(param.name, source if found else None, source))
+        elif write.param(param.name) is not None:
+            bindings.append(Binding(param.name, f"$args.{param.name}", ""))
+        elif _has(fields, param.name):
+            bindings.append(Binding(param.name, f"$result.{param.name}", ""))
+        else:
+            looked_for = UNBOUND_SOURCE.format(argument=param.name)
+            bindings.append(Binding(param.name, None, looked_for))
+    return bindings
+
+
+def result_fields(spec: ToolSpec) -> frozenset[str] | None:
+    """The fields of what a tool returns, or None when they cannot be known."""
+    for finder in (_fields_from_hint, _fields_from_docstring, _fields_from_returns):
+        found = finder(spec)
+        if found is not None:
+            return found
+    return None
+
+
+# --- the eight lints ------------------------------------------------------------------
+
+
+class _Context:
+    def __init__(self, agent: AgentConfig) -> None:
+        self.agent = agent
+        self.catalogue = agent.project.catalogue
+        self.undo_tools = {s.undo.tool for s in self.catalogue.values() if s.undo is not None}
+        self.shown_agent = agent.name if len(agent.project.agents) > 1 else None
+
+    def lint(self, name: str, spec: ToolSpec, **placeholders: str) -> Lint:
+        return Lint(name, self.shown_agent, spec.name, LINT_TEXTS[name].format(**placeholders))
+
+    def undo_of(self, spec: ToolSpec) -> ToolSpec | None:
+        return self.catalogue.get(spec.undo.tool) if spec.undo is not None else None
+
+
+def write_without_compensation(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    if (
+        spec.writes
+        and spec.undo is None
+        and not spec.irreversible
+        and spec.name not in context.undo_tools
+    ):
+        yield context.lint("write_without_compensation", spec)
+
+
+def write_not_retry_safe(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    if spec.writes and not spec.retry_safe and spec.name not in context.undo_tools:
+        yield context.lint("write_not_retry_safe", spec)
+
+
+def irreversible_without_confirmation(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    if spec.irreversible and not confirms(spec):
+        yield context.lint("irreversible_without_confirmation", spec)
+
+
+def compensation_unknown_tool(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    if spec.undo is not None and spec.undo.tool not in context.catalogue:
+        yield context.lint("compensation_unknown_tool", spec, undo=spec.undo.tool)
+
+
+def compensation_not_retry_safe(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    undo = context.undo_of(spec)
+    if undo is not None and undo.writes and not undo.retry_safe:
+        yield context.lint("compensation_not_retry_safe", spec, undo=undo.name)
+
+
+def compensation_unbound(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    undo = context.undo_of(spec)
+    if undo is None:
+        return
+    for binding in undo_bindings(spec, undo):
+        if binding.source is None:
+            yield context.lint(
+                "compensation_unbound", spec, argument=binding.argument, source=binding.looked_for
+            )
+
+
+def compensation_cycle(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    path = [spec.name]
+    current: ToolSpec | None = spec
+    while current is not None and current.undo is not None:
+        following = current.undo.tool
+        if following in path:
+            yield context.lint("compensation_cycle", spec, at=following)
+            return
+        path.append(following)
+        current = context.catalogue.get(following)
+
+
+def compensation_out_of_reach(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    undo = context.undo_of(spec)
+    if undo is not None and undo.name not in context.agent.tools:
+        yield context.lint(
+            "compensation_out_of_reach", spec, agent_name=context.agent.name, undo=undo.name
+        )
+
+
+LINTS: tuple[Callable[[ToolSpec, _Context], Iterator[Lint]], ...] = (
+    write_without_compensation,
+    write_not_retry_safe,
+    irreversible_without_confirmation,
+    compensation_unknown_tool,
+    compensation_not_retry_safe,
+    compensation_unbound,
+    compensation_cycle,
+    compensation_out_of_reach,
+)
+
+
+# --- what a tool returns --------------------------------------------------------------
+
+
+def _has(fields: frozenset[str] | None, name: str) -> bool:
+    return fields is None or name in fields
+
+
+def _fields_from_hint(spec: ToolSpec) -> frozenset[str] | None:
+    try:
+        hint = typing.get_type_hints(spec.func).get("return")
+    except Exception:  # an unresolvable hint says nothing about fields
+        return None
+    if not isinstance(hint, type):
+        return None
+    if typing.is_typeddict(hint):
+        return frozenset(typing.get_type_hints(hint))
+    if dataclasses.is_dataclass(hint):
+        return frozenset(f.name for f in dataclasses.fields(hint))
+    if issubclass(hint, BaseModel):
+        return frozenset(hint.model_fields)
+    if issubclass(hint, tuple) and hasattr(hint, "_fields"):
+        return frozenset(hint._fields)
+    return None
+
+
+_SECTION = re.compile(r"^\s*Returns?:\s*$")
+_FIELD_LINE = re.compile(r"^\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*:\s*\S")
+
+
+def _fields_from_docstring(spec: ToolSpec) -> frozenset[str] | None:
+    lines = spec.description.splitlines()
+    start = next((i for i, line in enumerate(lines) if _SECTION.match(line)), None)
+    if start is None:
+        return None
+    fields: set[str] = set()
+    for line in lines[start + 1 :]:
+        if line.strip() and not line.startswith((" ", "\t")):
+            break
+        match = _FIELD_LINE.match(line)
+        if match:
+            fields.add(match.group(1))
+    return frozenset(fields) or None
+
+
+def _fields_from_returns(spec: ToolSpec) -> frozenset[str] | None:
+    try:
+        source = textwrap.dedent(inspect.getsource(spec.func))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    function = tree.body[0] if tree.body else None
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    fields: set[str] = set()
+    returns = list(_returns(function))
+    if not returns:
+        return None
+    for value in returns:
+        if not isinstance(value, ast.Dict):
+            return None
+        for key in value.keys:
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return None  # a `**spread` or a computed key: the fields are not known
+            fields.add(key.value)
+    return frozenset(fields)
+
+
+def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.expr | None]:
+    """The values of the function's own return statements (not of nested functions)."""
+    stack: list[Any] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Return):
+            yield node.value
+        stack.extend(ast.iter_child_nodes(node))
