@@ -1,0 +1,52 @@
+"""The selector: reads a person's turn into steps, with no model.
+
+``read_turn(turn, tools)`` reads an English turn over the agent's own tools::
+
+    read_turn("charge order 4411 40.00, then update the crm for order 4411", tools)
+    # Reading(steps=(Step("charge_card", {"order": 4411, "amount": 40.0}, ...),
+    #                Step("update_crm", {"order": 4411}, ...)))
+
+It is a grammar over the tools, not a table: a clause names a tool by the words of its
+name and its docstring's first paragraph, and gives its arguments by parameter name
+("order 4411", "3 nights") or, for what is left, by type ("40.00" to the one float
+parameter). How clauses, words and numbers are written is the language's grammar
+(`english.py`); how a clause meets a tool is shared (`core.py`, which explains the
+score and every rule of binding).
+
+What a tool author should know
+    - Name a tool with words a person would say: ``charge_card``, ``cancel_booking``.
+      Its name's words weigh most; its docstring's first paragraph breaks ties.
+    - Name parameters with the words a person puts next to a value: ``order``,
+      ``nights``, ``check_in`` (said "check in").
+    - A value is a number, a yes/no, one token after the parameter's name, or a quoted
+      string. Several words make one value only between quotes.
+    - A parameter named ``idempotency_key`` is the runtime's and is never read from a turn.
+
+A turn is read only if every clause is: a clause that matches no tool, or two tools
+equally, or leaves a required argument unbound, or says a value no argument takes,
+makes the whole turn unread, and the `Reading` names that clause and why.
+
+Language: the selector reads English. Portuguese is its next grammar and has not
+shipped (`portuguese.py`); a turn written in Portuguese is not read as anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from stalwart.tools import ToolSpec
+
+from . import english, portuguese
+from .core import NOT_ENGLISH, Grammar, Reading, Step, read
+
+__all__ = ["Grammar", "Reading", "Step", "read_turn"]
+
+# "a" and "as" are words of both languages, so they mark neither.
+_ENGLISH_MARKS = (english.STOP_WORDS | {"then"}) - {"a", "as"}
+
+
+def read_turn(turn: str, tools: Sequence[ToolSpec]) -> Reading:
+    """Read an English turn into steps over these tools; see the module's docstring."""
+    if portuguese.reads_as_portuguese(turn, _ENGLISH_MARKS):
+        return Reading(steps=(), unread_clause=turn.strip(), reason=NOT_ENGLISH)
+    return read(turn, tools, english.GRAMMAR)

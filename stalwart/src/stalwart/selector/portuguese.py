@@ -1,0 +1,45 @@
+"""Portuguese: the selector's next grammar, not shipped yet.
+
+Until it ships, a turn written in Portuguese is not read as anything: not as
+Portuguese, and not as English either, where its few shared words ("crm", a number)
+could otherwise match a tool. This module only recognises such a turn.
+
+How a turn is recognised
+    Its words are counted against two lists. Portuguese marks are Portuguese function
+    words that are not English words ("o", "da", "para", "depois", "e", ...) and any
+    word with a Portuguese diacritic (ã, õ, ç, á, é, ...). English marks are the English
+    grammar's stop words and "then". A turn with more Portuguese marks than English
+    marks is Portuguese. "cobrar o pedido 4411 40,00, depois atualizar o crm" has three
+    Portuguese marks and no English one; "charge order 4411 40.00, then update the crm"
+    has none and two English ones. An English turn that names a café or a São Paulo
+    office still has more English marks than Portuguese ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_FUNCTION_WORDS_TEXT = """
+    o os da das dos na nas ao aos pelo pela pelos pelas num numa
+    um uma uns umas e ou em para com sem por que depois então entao também tambem
+    mais já ja não nao seu sua seus suas meu minha meus minhas este esta isto esse essa
+    isso aquele aquela favor
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+
+DIACRITICS = frozenset("ãõçáéíóúâêôàü")
+
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+def marks(words: Iterable[str]) -> int:
+    """How many of these (lower-case) words mark a turn as Portuguese."""
+    return sum(1 for w in words if w in FUNCTION_WORDS or not DIACRITICS.isdisjoint(w))
+
+
+def reads_as_portuguese(turn: str, english_marks: frozenset[str]) -> bool:
+    """Whether the turn has more Portuguese marks than English ones (`english_marks`)."""
+    words = _WORDS.findall(turn.lower())
+    portuguese = marks(words)
+    return portuguese > 0 and portuguese > sum(1 for w in words if w in english_marks)
