@@ -6,9 +6,8 @@ conftest.py imports these names, so every test module can ask for them:
   run fails. When none can be started, tests that need it are skipped and the reason is
   printed at the end of the run; with `CI` set they fail instead, since CI must run them.
 - `pg_url`: a fresh, empty database on that server for one test.
-- `store_location`: parametrized over the backends ("sqlite", "postgres"): a location
-  `stalwart.record.open_store` accepts, fresh for the test. A test that takes it runs once
-  per backend; the postgres case carries the `postgres` marker.
+- `BACKENDS`: the params of a fixture run once per record backend ("sqlite",
+  "postgres"); the postgres case carries the `postgres` marker.
 """
 
 from __future__ import annotations
@@ -17,12 +16,11 @@ import atexit
 import itertools
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pgserver import PostgresServer, PostgresUnavailable, start_postgres
 
-__all__ = ["BACKENDS", "pg_server", "pg_url", "pytest_terminal_summary", "store_location"]
+__all__ = ["BACKENDS", "pg_server", "pg_url", "pytest_terminal_summary"]
 
 BACKENDS = ("sqlite", pytest.param("postgres", marks=pytest.mark.postgres))
 
@@ -50,13 +48,6 @@ def pg_server() -> Iterator[PostgresServer]:
 @pytest.fixture
 def pg_url(pg_server: PostgresServer) -> str:
     return pg_server.create_database(f"t{os.getpid()}_{next(_database_numbers)}")
-
-
-@pytest.fixture(params=BACKENDS)
-def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "postgres":
-        return str(request.getfixturevalue("pg_url"))
-    return str(tmp_path / "record.db")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

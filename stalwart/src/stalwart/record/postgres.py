@@ -1,0 +1,244 @@
+"""The record on PostgreSQL, for many worker processes serving one agent's sessions.
+
+Chosen by a URL (`record: postgresql://user@host:port/db`); needs psycopg 3 (the
+`postgres` extra).
+
+Locking a session takes a session-level advisory lock (`pg_advisory_lock`) on a
+connection of its own, keyed by 64 bits of the session's SHA-256. It needs no row, so a
+session not yet recorded can be locked, and it is the lease the protocol asks for: the
+server releases it when the holder's connection ends, so a worker that dies (its socket
+closed by the kernel, or found dead by the server's TCP keepalives, set here to about
+a minute) frees the session for the next. A lock that cannot be had within
+`lock_wait_secs` raises `SessionBusy` (the server's `lock_timeout`).
+
+While a thread holds a lock, its loads and commits go through the lock's own connection.
+That is the fence: if the connection (and so the lock) is lost, the holder's next commit
+fails instead of writing beside a new holder. Outside a lock, an operation borrows an
+idle connection from a small pool.
+
+A load reads the session's four tables in one REPEATABLE READ, read-only transaction (one
+snapshot, one round trip, pipelined). A commit upserts every row in one transaction,
+pipelined, and counts once. JSON columns are stored as the same canonical text SQLite
+stores, so both backends hand back equal values, key order included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import errors
+from psycopg.rows import dict_row
+
+from .base import Changes, SessionBusy, SessionRecord
+from .schema import (
+    TABLE_OF,
+    TABLES,
+    CallRow,
+    MessageRow,
+    RunRow,
+    SessionRow,
+    from_columns,
+    to_columns,
+)
+
+_SQL_TYPES = {
+    "text": "text",
+    "int": "bigint",
+    "real": "double precision",
+    "bool": "boolean",
+    "json": "text",
+}
+# Serializes CREATE TABLE IF NOT EXISTS across workers starting at once, which can
+# otherwise both try to create the same table type and one fail.
+_DDL_LOCK_KEY = 0x5354_414C_5741_5254  # "STALWART"
+_KEEPALIVES = (
+    "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3"
+)
+_IDLE_POOL_SIZE = 8
+_LOAD_ORDER: tuple[tuple[type, str | None], ...] = (
+    (SessionRow, None),
+    (RunRow, "number"),
+    (CallRow, "seq"),
+    (MessageRow, "seq"),
+)
+
+
+def ddl() -> list[str]:
+    """CREATE statements for every table of the schema."""
+    statements: list[str] = []
+    for table in TABLES:
+        columns = ", ".join(f'"{name}" {_SQL_TYPES[kind]}' for name, kind in table.kinds.items())
+        key = ", ".join(f'"{name}"' for name in table.key)
+        statements.append(
+            f'CREATE TABLE IF NOT EXISTS "{table.name}" ({columns}, PRIMARY KEY ({key}))'
+        )
+        for column in table.index:
+            statements.append(
+                f'CREATE INDEX IF NOT EXISTS "{table.name}_{column}" ON "{table.name}" ("{column}")'
+            )
+    return statements
+
+
+def session_lock_key(session: str) -> int:
+    """The advisory lock key of a session: a signed 64-bit slice of its SHA-256."""
+    digest = hashlib.sha256(session.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class PostgresStore:
+    """The `Store` protocol on a PostgreSQL database."""
+
+    def __init__(self, url: str, *, lock_wait_secs: float = 30.0) -> None:
+        if lock_wait_secs <= 0:
+            raise ValueError(f"lock_wait_secs must be more than 0; got {lock_wait_secs!r}")
+        self.url = url
+        self.lock_wait_secs = lock_wait_secs
+        self.commits = 0
+        self._counter = threading.Lock()
+        self._pool_guard = threading.Lock()
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._held = threading.local()
+        self._closed = False
+        self._upserts = {table.row: _upsert_sql(table.row) for table in TABLES}
+        with self._borrowed() as connection, connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
+            for statement in ddl():
+                connection.execute(statement)
+
+    def load(self, session: str) -> SessionRecord | None:
+        found: dict[type, list[dict[str, Any]]] = {}
+        with self._connection() as connection:
+            cursors = []
+            with connection.pipeline():
+                connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                for row_type, order in _LOAD_ORDER:
+                    sql = f'SELECT * FROM "{TABLE_OF[row_type].name}" WHERE "session" = %s'
+                    if order:
+                        sql += f' ORDER BY "{order}"'
+                    cursor = connection.cursor(row_factory=dict_row)
+                    cursors.append((row_type, cursor.execute(sql, (session,))))
+                connection.execute("COMMIT")
+            for row_type, cursor in cursors:
+                found[row_type] = cursor.fetchall()
+        if not found[SessionRow]:
+            return None
+        return SessionRecord(
+            session=_rows(SessionRow, found)[0],
+            runs=tuple(_rows(RunRow, found)),
+            calls=tuple(_rows(CallRow, found)),
+            messages=tuple(_rows(MessageRow, found)),
+        )
+
+    def commit(self, changes: Changes) -> None:
+        if not changes:
+            return
+        by_type: dict[type, list[list[Any]]] = {}
+        for row in changes.rows():
+            by_type.setdefault(type(row), []).append(list(to_columns(row).values()))
+        with self._connection() as connection:
+            with connection.pipeline(), connection.transaction(), connection.cursor() as cursor:
+                for row_type, values in by_type.items():
+                    cursor.executemany(self._upserts[row_type], values)
+            with self._counter:
+                self.commits += 1
+
+    @contextmanager
+    def lock(self, session: str) -> Iterator[None]:
+        key = session_lock_key(session)
+        connection = self._take()
+        try:
+            connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+        except errors.LockNotAvailable as error:
+            self._give_back(connection)
+            raise SessionBusy(
+                f"session {session!r} is being advanced by another worker "
+                f"(waited {self.lock_wait_secs:g}s)"
+            ) from error
+        except BaseException:
+            connection.close()
+            raise
+        stack = self._held_stack()
+        stack.append(connection)
+        try:
+            yield
+        finally:
+            stack.pop()
+            try:
+                connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            except psycopg.Error:
+                connection.close()  # the lock went with the connection
+            self._give_back(connection)
+
+    def close(self) -> None:
+        with self._pool_guard:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """The connection of the lock this thread holds, or a borrowed one."""
+        stack = self._held_stack()
+        if stack:
+            yield stack[-1]
+            return
+        with self._borrowed() as connection:
+            yield connection
+
+    @contextmanager
+    def _borrowed(self) -> Iterator[psycopg.Connection[Any]]:
+        connection = self._take()
+        try:
+            yield connection
+        finally:
+            self._give_back(connection)
+
+    def _take(self) -> psycopg.Connection[Any]:
+        with self._pool_guard:
+            if self._closed:
+                raise RuntimeError("this PostgresStore is closed")
+            if self._idle:
+                return self._idle.pop()
+        connection = psycopg.connect(self.url, autocommit=True)
+        connection.execute(f"{_KEEPALIVES}; SET lock_timeout = {int(self.lock_wait_secs * 1000)}")
+        return connection
+
+    def _give_back(self, connection: psycopg.Connection[Any]) -> None:
+        reusable = (
+            not connection.closed
+            and connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        )
+        with self._pool_guard:
+            if reusable and not self._closed and len(self._idle) < _IDLE_POOL_SIZE:
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def _held_stack(self) -> list[psycopg.Connection[Any]]:
+        stack: list[psycopg.Connection[Any]] | None = getattr(self._held, "stack", None)
+        if stack is None:
+            stack = self._held.stack = []
+        return stack
+
+
+def _upsert_sql(row_type: type) -> str:
+    table = TABLE_OF[row_type]
+    names = list(table.kinds)
+    columns = ", ".join(f'"{n}"' for n in names)
+    marks = ", ".join("%s" for _ in names)
+    key = ", ".join(f'"{n}"' for n in table.key)
+    updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in table.key)
+    return (
+        f'INSERT INTO "{table.name}" ({columns}) VALUES ({marks}) '
+        f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
+    )
+
+
+def _rows(row_type: type, found: dict[type, list[dict[str, Any]]]) -> list[Any]:
+    return [from_columns(row_type, values) for values in found[row_type]]
