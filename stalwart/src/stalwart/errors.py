@@ -61,6 +61,52 @@ class NoModelError(StalwartError):
     code = "no_model"
 
 
+class ModelConfigError(NoModelError):
+    """A `provider:model` selector cannot be loaded: bad form, unknown provider, missing
+    extra or missing API key. Raised by `load_model`, before any turn."""
+
+    code = "model_config"
+
+
+class ModelError(StalwartError):
+    """A call to a model failed. `selector` names the model (`provider:model`)."""
+
+    code = "model_error"
+
+    def __init__(self, selector: str, message: str) -> None:
+        self.selector = selector
+        super().__init__(f"{selector}: {message}")
+
+
+class ModelUnavailable(ModelError):
+    """Rate-limited, overloaded or unreachable past the retry cap; the engine replies."""
+
+    code = "model_unavailable"
+
+    def __init__(
+        self, selector: str, message: str, *, attempts: int, last_status: int | None
+    ) -> None:
+        self.attempts = attempts
+        self.last_status = last_status
+        super().__init__(selector, message)
+
+
+class ModelRequestRejected(ModelError):
+    """The provider refused the request (400, 401, 403, 404, ...); retrying cannot help."""
+
+    code = "model_rejected"
+
+    def __init__(self, selector: str, message: str, *, status: int) -> None:
+        self.status = status
+        super().__init__(selector, message)
+
+
+class ModelReplyInvalid(ModelError):
+    """The provider's answer cannot be read: a malformed body or tool-call arguments."""
+
+    code = "model_reply_invalid"
+
+
 class RewindRefused(StalwartError):
     """A rewind was asked for while an undo remains or the run is stuck."""
 
@@ -71,3 +117,15 @@ class OperatorTokenError(StalwartError):
     """An operator action with a wrong or missing operator token."""
 
     code = "operator_token"
+
+
+class QuestionPending(StalwartError):
+    """A new turn came while the session's run still waits for a person's answer."""
+
+    code = "question_pending"
+
+
+class NotYourSession(StalwartError):
+    """A user acted on a session another user started."""
+
+    code = "not_your_session"

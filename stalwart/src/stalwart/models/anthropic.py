@@ -1,0 +1,153 @@
+"""Anthropic's Messages API with tools, through the official `anthropic` client.
+
+Only `registry.load_model` imports this module, after checking the extra is installed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import anthropic
+
+from ..errors import ModelReplyInvalid
+from .backoff import ProviderFailure
+from .base import (
+    AssistantMessage,
+    Completion,
+    Message,
+    Request,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # read by the client itself
+# The Messages API requires max_tokens on every request.
+DEFAULT_MAX_TOKENS = 4096
+
+
+class AnthropicAdapter:
+    def __init__(
+        self,
+        selector: str,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None,
+        timeout: float,
+    ) -> None:
+        self._selector = selector
+        self._model = model
+        # max_retries=0: the backoff policy in `Model` is the only one, and it is tested.
+        self._client = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        )
+
+    def send(self, request: Request) -> Completion:
+        params: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": wire_messages(request.messages),
+        }
+        if request.system:
+            params["system"] = request.system
+        if request.tools:
+            params["tools"] = wire_tools(request.tools)
+        try:
+            message = self._client.messages.create(**params)
+        except anthropic.APIStatusError as error:
+            raise ProviderFailure(
+                error.status_code, _status_detail(error), dict(error.response.headers)
+            ) from error
+        except (anthropic.APIResponseValidationError, json.JSONDecodeError) as error:
+            raise ModelReplyInvalid(self._selector, f"unreadable answer: {error}") from error
+        except anthropic.APIConnectionError as error:
+            raise ProviderFailure(None, f"no response: {error}") from error
+        return read_message(self._selector, message)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def wire_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+    ]
+
+
+def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Provider-neutral messages as Messages API turns.
+
+    Tool results go back as `tool_result` blocks in a user turn, and the API wants all
+    the results of one assistant turn (parallel calls) in the next user turn: so
+    consecutive blocks of the same role are merged into one turn.
+    """
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role, blocks = _blocks(message)
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return turns
+
+
+def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(message, UserMessage):
+        return "user", [{"type": "text", "text": message.text}]
+    if isinstance(message, ToolResultMessage):
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": message.call_id,
+            "content": message.content,
+        }
+        if message.is_error:
+            block["is_error"] = True
+        return "user", [block]
+    assert isinstance(message, AssistantMessage)
+    blocks: list[dict[str, Any]] = []
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    blocks.extend(
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+        for c in message.tool_calls
+    )
+    return "assistant", blocks
+
+
+def read_message(selector: str, message: object) -> Completion:
+    """A Messages API answer as a Completion; text blocks joined, tool_use blocks in order."""
+    if not isinstance(message, anthropic.types.Message):
+        raise ModelReplyInvalid(selector, f"expected a message, got {type(message).__name__}")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            if not isinstance(block.input, dict):
+                raise ModelReplyInvalid(
+                    selector,
+                    f"tool call {block.id} ({block.name}): arguments are not a JSON object: "
+                    f"{block.input!r}",
+                )
+            calls.append(ToolCall(id=block.id, name=block.name, arguments=block.input))
+        # Other blocks (thinking, server tools) carry nothing a run acts on.
+    usage = Usage(
+        input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens
+    )
+    return Completion(
+        text="".join(texts) if texts else None,
+        tool_calls=tuple(calls),
+        usage=usage,
+        stop_reason=message.stop_reason,
+    )
+
+
+def _status_detail(error: anthropic.APIStatusError) -> str:
+    return error.api_message or error.message

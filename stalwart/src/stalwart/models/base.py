@@ -1,0 +1,221 @@
+"""The model interface: provider-neutral messages, tool definitions, and one call.
+
+A run loop keeps its history as a list of `Message`s (pydantic, so the record can store
+them as JSON: see `MESSAGES`), asks `Model.complete(history, tools)`, appends
+`response.as_message()`, runs the tool calls, and appends one `ToolResultMessage` per
+call. Nothing here knows a provider; `anthropic.py` and `openai.py` translate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import partial
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from ..clock import Clock
+from ..tools import ToolSpec
+from .backoff import BackoffPolicy, call_with_backoff
+from .pricing import PriceTable
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(_Frozen):
+    """One call a model asks for: its id (to answer it), the tool's name, the arguments."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class UserMessage(_Frozen):
+    """What a person said."""
+
+    role: Literal["user"] = "user"
+    text: str
+
+
+class AssistantMessage(_Frozen):
+    """What a model said: text, tool calls in the order it made them, or both."""
+
+    role: Literal["assistant"] = "assistant"
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class ToolResultMessage(_Frozen):
+    """The answer to one tool call, named by the call's id."""
+
+    role: Literal["tool"] = "tool"
+    call_id: str
+    content: str
+    is_error: bool = False
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+
+# Reads and writes a history as JSON, e.g. for the record:
+# MESSAGES.dump_json(history) and MESSAGES.validate_json(text).
+MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+class Usage(_Frozen):
+    """Tokens one call used (or, added up, several)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class ModelResponse(_Frozen):
+    """One answer of a model.
+
+    `cost_usd` is None when the model's price is not in the price table. `model` is the
+    `provider:model` selector that was called; `stop_reason` is the provider's own word
+    for why it stopped (e.g. 'end_turn', 'tool_use', 'stop', 'max_tokens'), when it says.
+    """
+
+    text: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+    cost_usd: Decimal | None = None
+    model: str
+    stop_reason: str | None = None
+
+    def as_message(self) -> AssistantMessage:
+        """The answer as it goes into the history."""
+        return AssistantMessage(text=self.text, tool_calls=self.tool_calls)
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool as a model sees it: a name, what it does, and its arguments' JSON schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    @classmethod
+    def from_spec(cls, spec: ToolSpec) -> ToolDefinition:
+        # The summary, not the whole docstring: the schema already describes each argument.
+        return cls(name=spec.name, description=spec.summary, parameters=spec.json_schema())
+
+
+def tool_definitions(tools: Sequence[ToolSpec | ToolDefinition]) -> list[ToolDefinition]:
+    return [t if isinstance(t, ToolDefinition) else ToolDefinition.from_spec(t) for t in tools]
+
+
+@dataclass(frozen=True)
+class Request:
+    """Everything one provider call needs, already provider-neutral."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...]
+    system: str | None
+    max_tokens: int | None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a provider adapter read from the wire, before pricing."""
+
+    text: str | None
+    tool_calls: tuple[ToolCall, ...]
+    usage: Usage
+    stop_reason: str | None
+
+
+class ProviderAdapter(Protocol):
+    """One provider's translation to and from its wire format, through its client.
+
+    `send` makes exactly one HTTP request. It raises `TransientFailure` for what a
+    retry may cure (rate limits, overload, lost connections) and a `ModelError` for
+    what it cannot; the retry policy lives in `Model`, not in the adapter or the client.
+    """
+
+    def send(self, request: Request) -> Completion: ...
+
+    def close(self) -> None: ...
+
+
+class Model:
+    """A `provider:model` that can be asked for the next message.
+
+    Build one with `stalwart.models.load_model("anthropic:<model>")`; a run loop needs
+    only `complete`.
+    """
+
+    def __init__(
+        self,
+        selector: str,
+        adapter: ProviderAdapter,
+        *,
+        clock: Clock,
+        backoff: BackoffPolicy,
+        prices: PriceTable,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.selector = selector
+        self.provider, _, self.name = selector.partition(":")
+        self._adapter = adapter
+        self._clock = clock
+        self._backoff = backoff
+        self._prices = prices
+        self._max_tokens = max_tokens
+
+    def __repr__(self) -> str:
+        return f"Model({self.selector!r})"
+
+    def close(self) -> None:
+        """Close the client's connections; the model cannot be called after."""
+        self._adapter.close()
+
+    def __enter__(self) -> Model:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec | ToolDefinition] = (),
+        *,
+        system: str | None = None,
+        max_tokens: int | None = None,
+    ) -> ModelResponse:
+        """Send the history and the tools; return the model's next message.
+
+        Rate limits, overload and lost connections are retried under the backoff policy
+        (sleeping on the injected clock); past its cap, `ModelUnavailable`. A request the
+        provider refuses raises `ModelRequestRejected` at once, and an answer that cannot
+        be read `ModelReplyInvalid`.
+        """
+        request = Request(
+            messages=tuple(messages),
+            tools=tuple(tool_definitions(tools)),
+            system=system,
+            max_tokens=max_tokens if max_tokens is not None else self._max_tokens,
+        )
+        completion = call_with_backoff(
+            partial(self._adapter.send, request), self._backoff, self._clock, self.selector
+        )
+        return ModelResponse(
+            text=completion.text,
+            tool_calls=completion.tool_calls,
+            usage=completion.usage,
+            cost_usd=self._prices.cost(self.selector, completion.usage),
+            model=self.selector,
+            stop_reason=completion.stop_reason,
+        )

@@ -1,0 +1,147 @@
+"""OpenAI's Chat Completions with tool calling, through the official `openai` client.
+
+Only `registry.load_model` imports this module, after checking the extra is installed.
+The same adapter serves any server that speaks Chat Completions, through base_url.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import openai
+
+from ..errors import ModelReplyInvalid
+from .backoff import ProviderFailure
+from .base import (
+    AssistantMessage,
+    Completion,
+    Message,
+    Request,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+
+class OpenAIAdapter:
+    def __init__(
+        self,
+        selector: str,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None,
+        timeout: float,
+    ) -> None:
+        self._selector = selector
+        self._model = model
+        # max_retries=0: the backoff policy in `Model` is the only one, and it is tested.
+        self._client = openai.OpenAI(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        )
+
+    def send(self, request: Request) -> Completion:
+        params: dict[str, Any] = {
+            "model": self._model,
+            "messages": wire_messages(request.messages, request.system),
+        }
+        if request.tools:
+            params["tools"] = wire_tools(request.tools)
+        if request.max_tokens is not None:
+            params["max_completion_tokens"] = request.max_tokens
+        try:
+            completion = self._client.chat.completions.create(**params)
+        except openai.APIStatusError as error:
+            raise ProviderFailure(
+                error.status_code, error.message, dict(error.response.headers)
+            ) from error
+        except (openai.APIResponseValidationError, json.JSONDecodeError) as error:
+            raise ModelReplyInvalid(self._selector, f"unreadable answer: {error}") from error
+        except openai.APIConnectionError as error:
+            raise ProviderFailure(None, f"no response: {error}") from error
+        return read_completion(self._selector, completion)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def wire_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def wire_messages(messages: Sequence[Message], system: str | None) -> list[dict[str, Any]]:
+    """Provider-neutral messages as Chat Completions messages, the system prompt first."""
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            wire.append({"role": "user", "content": message.text})
+        elif isinstance(message, ToolResultMessage):
+            # Chat Completions has no error flag on a tool result; the content says it.
+            wire.append(
+                {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+            )
+        else:
+            assert isinstance(message, AssistantMessage)
+            turn: dict[str, Any] = {"role": "assistant", "content": message.text}
+            if message.tool_calls:
+                turn["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    }
+                    for c in message.tool_calls
+                ]
+            wire.append(turn)
+    return wire
+
+
+def read_completion(selector: str, completion: object) -> Completion:
+    """The first choice as a Completion; tool calls in order, their arguments parsed."""
+    if not isinstance(completion, openai.types.chat.ChatCompletion) or not completion.choices:
+        raise ModelReplyInvalid(
+            selector, f"expected a chat completion with a choice: {completion!r}"
+        )
+    choice = completion.choices[0]
+    calls = tuple(_tool_call(selector, call) for call in choice.message.tool_calls or ())
+    usage = (
+        Usage(
+            input_tokens=completion.usage.prompt_tokens,
+            output_tokens=completion.usage.completion_tokens,
+        )
+        if completion.usage is not None
+        else Usage()
+    )
+    return Completion(
+        text=choice.message.content or None,
+        tool_calls=calls,
+        usage=usage,
+        stop_reason=choice.finish_reason,
+    )
+
+
+def _tool_call(selector: str, call: Any) -> ToolCall:
+    if call.type != "function":
+        raise ModelReplyInvalid(selector, f"tool call {call.id}: unsupported type {call.type!r}")
+    name, text = call.function.name, call.function.arguments
+    try:
+        arguments = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as error:
+        raise ModelReplyInvalid(
+            selector, f"tool call {call.id} ({name}): arguments are not JSON ({error}): {text!r}"
+        ) from error
+    if not isinstance(arguments, dict):
+        raise ModelReplyInvalid(
+            selector, f"tool call {call.id} ({name}): arguments are not a JSON object: {text!r}"
+        )
+    return ToolCall(id=call.id, name=name, arguments=arguments)
