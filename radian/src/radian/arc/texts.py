@@ -179,3 +179,7 @@ def nothing_to_do() -> str:
 
 def waiting_until(when: str) -> str:
     return f"waiting until {when} for the next retry"
+
+
+def plan_auto(plan: str, auto: str) -> str:
+    return f"plan {plan} auto -> {auto}"

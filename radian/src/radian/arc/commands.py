@@ -1,0 +1,308 @@
+"""The library behind the CLI: every `radian arc` command that changes files, as a function.
+
+Each returns the lines it prints and raises an ArcError (changing nothing) when it refuses.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from radian.arc import texts
+from radian.arc import worker as worker_api
+from radian.arc.brief import append_rework
+from radian.arc.clock import Clock, format_utc
+from radian.arc.config import CONFIG_PATH, DEFAULT_CONFIG, ArcConfig, validate_model
+from radian.arc.errors import ArcError, ConfigError, UsageError
+from radian.arc.loop import check_exec_args
+from radian.arc.model import Plan, Task, branch_for, check_name
+from radian.arc.states import REWORKABLE_STATES, State, transition
+from radian.arc.store import ArcStore, write_text_atomic
+
+Switch = Literal["on", "off"]
+
+
+def init(repo_root: Path) -> list[str]:
+    """Write a commented default .radian/arc.toml, unless one exists."""
+    path = Path(repo_root) / CONFIG_PATH
+    if path.exists():
+        return [texts.config_kept(str(CONFIG_PATH))]
+    write_text_atomic(path, DEFAULT_CONFIG)
+    return [texts.config_written(str(CONFIG_PATH))]
+
+
+# -- plans and tasks -------------------------------------------------------------------------
+def add_plan(
+    store: ArcStore,
+    name: str,
+    *,
+    auto: Switch = "on",
+    max_cost_usd: float | None = None,
+    merge_main: bool = True,
+    auto_rework: int = 1,
+    fix_level: str | None = None,
+) -> list[str]:
+    plan = _new_plan(name, auto, max_cost_usd, merge_main, auto_rework, fix_level)
+    with store.registry_lock():
+        if store.plan_exists(name):
+            raise ArcError(texts.plan_exists(name))
+        store.save_plan(plan)
+    return [texts.plan_added(name)]
+
+
+def _new_plan(
+    name: str,
+    auto: Switch,
+    max_cost_usd: float | None,
+    merge_main: bool,
+    auto_rework: int,
+    fix_level: str | None,
+) -> Plan:
+    check_name("plan", name)
+    if max_cost_usd is not None and max_cost_usd < 0:
+        raise UsageError("--max-cost-usd must be 0 or more")
+    if auto_rework < 0:
+        raise UsageError("--auto-rework must be 0 or more")
+    return Plan(
+        name=name,
+        auto=auto,
+        max_cost_usd=max_cost_usd,
+        merge_main=merge_main,
+        auto_rework=auto_rework,
+        fix_level=fix_level,
+    )
+
+
+def add_task(
+    store: ArcStore,
+    clock: Clock,
+    plan_name: str,
+    name: str,
+    brief_text: str,
+    *,
+    max_attempts: int | None = None,
+    max_cost_usd: float | None = None,
+    fix_level: str | None = None,
+) -> list[str]:
+    task = _new_task(clock, plan_name, name, brief_text, max_attempts, max_cost_usd, fix_level)
+    with store.registry_lock():
+        _check_new_task(store, name)
+        with store.plan_lock(plan_name):
+            plan = store.load_plan(plan_name)
+            store.write_brief(name, brief_text)
+            store.save_task(task)
+            plan.tasks = [*plan.tasks, name]
+            store.save_plan(plan)
+    return [texts.task_added(name, plan_name)]
+
+
+def _new_task(
+    clock: Clock,
+    plan_name: str,
+    name: str,
+    brief_text: str,
+    max_attempts: int | None,
+    max_cost_usd: float | None,
+    fix_level: str | None,
+) -> Task:
+    check_name("task", name)
+    if not brief_text.strip():
+        raise UsageError(f"the brief of task {name!r} is empty")
+    if max_attempts is not None and max_attempts < 0:
+        raise UsageError("--max-attempts must be 0 or more")
+    if max_cost_usd is not None and max_cost_usd < 0:
+        raise UsageError("--max-cost-usd must be 0 or more")
+    now = format_utc(clock.now())
+    return Task(
+        name=name,
+        plan=plan_name,
+        branch=branch_for(name),
+        max_attempts=max_attempts,
+        max_cost_usd=max_cost_usd,
+        fix_level=fix_level,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _check_new_task(store: ArcStore, name: str) -> None:
+    if store.task_exists(name):
+        raise ArcError(texts.task_exists(name, store.load_task(name).plan))
+
+
+def confirm(store: ArcStore, config: ArcConfig, plan_name: str) -> list[str]:
+    check_exec_args(store, config)
+    with store.plan_lock(plan_name):
+        plan = store.load_plan(plan_name)
+        plan.confirmed = True
+        store.save_plan(plan)
+    return [texts.plan_confirmed(plan_name)]
+
+
+# -- a plan from one TOML file ---------------------------------------------------------------
+class _TaskEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    brief: str | None = None  # inline text
+    brief_file: str | None = None  # a path relative to the plan file
+    max_attempts: int | None = Field(default=None, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    fix_level: str | None = None
+
+    @model_validator(mode="after")
+    def _one_brief(self) -> _TaskEntry:
+        if (self.brief is None) == (self.brief_file is None):
+            raise ValueError("exactly one of brief (inline text) or brief_file (a path)")
+        return self
+
+
+class _PlanEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    auto: Switch = "on"
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    merge_main: bool = True
+    auto_rework: int = Field(default=1, ge=0)
+    fix_level: str | None = None
+
+
+class _PlanFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    plan: _PlanEntry
+    tasks: list[_TaskEntry] = Field(default_factory=list, alias="task")
+
+
+def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
+    """Add a plan and its tasks from one TOML file; all checked before anything is written."""
+    label = str(path)
+    try:
+        data: dict[str, Any] = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"{label}: cannot be read: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{label}: not valid TOML: {error}") from None
+    parsed = validate_model(_PlanFile, data, label)
+    entry = parsed.plan
+    plan = _new_plan(
+        entry.name, entry.auto, entry.max_cost_usd, entry.merge_main, entry.auto_rework,
+        entry.fix_level,
+    )  # fmt: skip
+    tasks: list[tuple[Task, str]] = []
+    for index, item in enumerate(parsed.tasks):
+        brief = item.brief if item.brief is not None else _read_brief(path, index, item)
+        task = _new_task(clock, plan.name, item.name, brief, item.max_attempts,
+                         item.max_cost_usd, item.fix_level)  # fmt: skip
+        tasks.append((task, brief))
+    names = [task.name for task, _ in tasks]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ConfigError(f"{label}: task names appear twice: {', '.join(duplicates)}")
+    with store.registry_lock():
+        if store.plan_exists(plan.name):
+            raise ArcError(texts.plan_exists(plan.name))
+        for task, _ in tasks:
+            _check_new_task(store, task.name)
+        for task, brief in tasks:
+            store.write_brief(task.name, brief)
+            store.save_task(task)
+        plan.tasks = names
+        store.save_plan(plan)
+    return [texts.plan_loaded(plan.name, len(tasks))]
+
+
+def _read_brief(plan_file: Path, index: int, item: _TaskEntry) -> str:
+    brief_path = Path(plan_file).parent / str(item.brief_file)
+    try:
+        return brief_path.read_text(encoding="utf-8")
+    except OSError:
+        raise ConfigError(
+            f"{plan_file}: task.{index}.brief_file: expected a readable file, "
+            f"got {item.brief_file!r} ({brief_path} cannot be read)"
+        ) from None
+
+
+# -- changing a task by hand -----------------------------------------------------------------
+def cancel(store: ArcStore, clock: Clock, name: str) -> list[str]:
+    """failed.cancelled; a live worker is stopped after the state is written."""
+    with store.task_lock(name):
+        task = store.load_task(name)
+        from_state = task.state
+        if from_state is State.INTEGRATED or from_state.value.startswith("failed."):
+            raise ArcError(texts.cannot_cancel(name, str(from_state)))
+        attempt_id = task.last_attempt_id
+        if from_state is State.WORKING and attempt_id is not None:
+            store.write_attempt_result(
+                name,
+                attempt_id,
+                {
+                    "task": name,
+                    "attempt_id": attempt_id,
+                    "outcome": None,
+                    "class": "cancel",
+                    "row": "cancelled by radian arc cancel",
+                    "model_wait": False,
+                    "model_error": None,
+                    "cost_usd": 0.0,
+                    "session_cost_usd": None,
+                    "session_id": None,
+                    "ended_at": format_utc(clock.now()),
+                    "next_state": str(State.CANCELLED),
+                },
+            )
+        transition(task, State.CANCELLED, clock, retry_at=None)
+        store.save_task(task)
+    if from_state is State.WORKING and attempt_id is not None:
+        worker_api.stop_attempt(store.attempt_dir(name, attempt_id))
+    return [texts.cancelled(name, str(from_state))]
+
+
+def rework(store: ArcStore, clock: Clock, name: str, text: str) -> list[str]:
+    """The lead's rework: a "## Rework <n>" section, retry_count back to 0, todo.ready."""
+    if not text.strip():
+        raise UsageError("the rework brief is empty")
+    with store.task_lock(name):
+        task = store.load_task(name)
+        if task.state not in REWORKABLE_STATES:
+            raise ArcError(texts.cannot_rework(name, str(task.state)))
+        number = append_rework(store, task, text)
+        fields: dict[str, Any] = {
+            "retry_count": 0,
+            "conflict_rework_run": 0,
+            "rework_reason": None,
+            "retry_at": None,
+            "merge_pending": False,
+        }
+        if task.state is State.READY:
+            for key, value in fields.items():
+                setattr(task, key, value)
+            task.updated_at = format_utc(clock.now())
+        else:
+            transition(task, State.READY, clock, **fields)
+        store.save_task(task)
+    return [texts.reworked(name, number)]
+
+
+def reset_budget(store: ArcStore, clock: Clock, name: str) -> list[str]:
+    """The only way out of todo.paused_budget: cost_usd to 0 (total_cost_usd stays)."""
+    with store.task_lock(name):
+        task = store.load_task(name)
+        if task.state is not State.PAUSED_BUDGET:
+            raise ArcError(texts.cannot_reset_budget(name, str(task.state)))
+        transition(task, State.READY, clock, cost_usd=0.0, retry_at=None)
+        store.save_task(task)
+    return [texts.budget_reset(name)]
+
+
+def set_plan_auto(store: ArcStore, plan_name: str, auto: Switch) -> list[str]:
+    """Turn a plan's auto on or off (a plan budget turns it off; this turns it back on)."""
+    with store.plan_lock(plan_name):
+        plan = store.load_plan(plan_name)
+        plan.auto = auto
+        store.save_plan(plan)
+    return [texts.plan_auto(plan_name, auto)]

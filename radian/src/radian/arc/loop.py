@@ -1,0 +1,417 @@
+"""The scheduling loop behind `radian arc run` and `radian arc start`.
+
+One pass: recover attempts whose process died, let the verifier collect and look ahead,
+move due todo.retry_wait tasks to todo.ready, claim todo.ready tasks of confirmed plans
+whose auto is on (up to [limits] parallel running at once), and run each attempt in a
+thread (the attempt itself is a subprocess). Results are applied on the loop's own thread,
+one task lock at a time.
+
+Without --once, `run` keeps going while anything is ready, running, verifying in a gate or
+waiting on a retry, and sleeps through the clock until the next retry_at. Ctrl-C stops the
+workers, records their attempts as terminated (an infrastructure retry) and returns.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from radian.arc import texts
+from radian.arc import worker as worker_api
+from radian.arc.clock import Clock, SystemClock, format_utc, parse_utc
+from radian.arc.config import ArcConfig
+from radian.arc.errors import ArcError
+from radian.arc.settle import (
+    AttemptOutcome,
+    outcome_from_end,
+    outcome_from_record,
+    settle,
+    terminated_outcome,
+)
+from radian.arc.states import FAILED_STATES, State, transition
+from radian.arc.store import ArcStore
+
+# How long the loop waits for a running attempt before looking at the files again: a poll
+# of real processes, not a backoff.
+POLL_SECS = 0.2
+
+
+class Verifier(Protocol):
+    def start(self, task: str, attempt_id: str) -> None: ...
+
+    def collect(self) -> list[str]: ...
+
+    def before_claim(self) -> list[str]: ...
+
+    def active(self) -> int: ...
+
+    def stop(self) -> None: ...
+
+
+class NoVerifier:
+    """No gate: a task that reaches review.verifying waits there for the lead."""
+
+    def start(self, task: str, attempt_id: str) -> None:
+        return None
+
+    def collect(self) -> list[str]:
+        return []
+
+    def before_claim(self) -> list[str]:
+        return []
+
+    def active(self) -> int:
+        return 0
+
+    def stop(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class Claim:
+    task: str
+    attempt_id: str
+    attempt_dir: Path
+    resume_session_id: str | None
+    spec: Any  # radian.arc.worker.AttemptSpec
+
+
+@dataclass
+class RunReport:
+    lines: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # tasks this run moved to failed.*
+    interrupted: bool = False
+
+
+def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
+    """start, run and confirm refuse a bad worker.exec_args before any claim."""
+    problems = worker_api.validate_exec_args(config.worker.exec_args, repo_root=store.repo_root)
+    if problems:
+        from radian.arc.errors import ConfigError
+
+        raise ConfigError(texts.bad_exec_args(problems))
+
+
+def promote_due_retries(store: ArcStore, clock: Clock) -> list[str]:
+    """todo.retry_wait tasks whose retry_at has passed become todo.ready."""
+    lines = []
+    for name in store.task_names():
+        if store.load_task(name).state is not State.RETRY_WAIT:
+            continue
+        with store.task_lock(name):
+            task = store.load_task(name)
+            if task.state is not State.RETRY_WAIT or not _is_due(task.retry_at, clock):
+                continue
+            transition(task, State.READY, clock, retry_at=None)
+            store.save_task(task)
+        lines.append(texts.moved(name, str(State.RETRY_WAIT), str(State.READY)))
+    return lines
+
+
+def _is_due(retry_at: str | None, clock: Clock) -> bool:
+    return retry_at is None or parse_utc(retry_at) <= clock.now()
+
+
+def claim(
+    store: ArcStore, config: ArcConfig, name: str, clock: Clock, *, early: bool = False
+) -> tuple[Claim, str] | None:
+    """Claim task `name` for a new attempt: todo.ready (or todo.retry_wait when `early`).
+
+    The intent (attempt.json: who runs it, which session it resumes) is written before the
+    task moves to doing.working. Returns the claim and its printed line, or None when the
+    task is no longer claimable.
+    """
+    allowed = {State.READY, State.RETRY_WAIT} if early else {State.READY}
+    with store.task_lock(name):
+        task = store.load_task(name)
+        if task.state not in allowed:
+            return None
+        attempt_id = f"{len(task.attempts) + 1:03d}"
+        resume = task.session_id if config.worker.session == "resume" else None
+        attempt_dir = store.attempt_dir(name, attempt_id)
+        store.write_attempt_intent(
+            name,
+            attempt_id,
+            {
+                "task": name,
+                "attempt_id": attempt_id,
+                "owner_pid": os.getpid(),
+                "resume_session_id": resume,
+                "claimed_at": format_utc(clock.now()),
+            },
+        )
+        from_state = str(task.state)
+        spec = worker_api.AttemptSpec(
+            repo_root=store.repo_root,
+            task=name,
+            attempt_id=attempt_id,
+            attempt_dir=attempt_dir,
+            brief_text=store.read_brief(name),
+            worker=config.worker,
+            resume_session_id=resume,
+            target_branch=config.target_branch,
+            remote=config.repository.remote,
+            branch=task.branch,
+            start_mid_merge=task.merge_pending,
+        )
+        transition(
+            task,
+            State.WORKING,
+            clock,
+            last_attempt_id=attempt_id,
+            attempts=[*task.attempts, attempt_id],
+            retry_at=None,
+        )
+        store.save_task(task)
+    line = texts.claimed(name, from_state, attempt_id)
+    return Claim(name, attempt_id, attempt_dir, resume, spec), line
+
+
+def apply_end(
+    store: ArcStore,
+    config: ArcConfig,
+    claimed: Claim,
+    outcome: AttemptOutcome,
+    clock: Clock,
+) -> tuple[list[str], State]:
+    with store.task_lock(claimed.task):
+        task = store.load_task(claimed.task)
+        lines = settle(store, config, task, claimed.attempt_id, outcome, clock)
+        return lines, task.state
+
+
+def recover_orphans(
+    store: ArcStore, config: ArcConfig, clock: Clock, running: set[tuple[str, str]]
+) -> list[str]:
+    """doing.working tasks whose attempt has no live owner get the end they must have had.
+
+    An attempt_result.json already written (the owner died before saving the task) is
+    applied as recorded; otherwise the attempt left no Result: terminated. A worker still
+    running for a dead owner is stopped first.
+    """
+    lines = []
+    for name in store.task_names():
+        if store.load_task(name).state is not State.WORKING:
+            continue
+        with store.task_lock(name):
+            task = store.load_task(name)
+            attempt_id = task.last_attempt_id
+            if task.state is not State.WORKING or attempt_id is None:
+                continue
+            if (name, attempt_id) in running:
+                continue
+            intent = store.read_attempt_intent(name, attempt_id) or {}
+            owner = intent.get("owner_pid")
+            if isinstance(owner, int) and owner != os.getpid() and _process_alive(owner):
+                continue
+            attempt_dir = store.attempt_dir(name, attempt_id)
+            worker_api.stop_attempt(attempt_dir)
+            record = store.read_attempt_result(name, attempt_id)
+            if record is not None and "outcome_record" in record:
+                outcome = outcome_from_record(record)
+            else:
+                lines.append(texts.left_no_result(name, attempt_id))
+                outcome = terminated_outcome(intent.get("claimed_at"), format_utc(clock.now()))
+            lines.extend(settle(store, config, task, attempt_id, outcome, clock))
+    return lines
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+AttemptRunner = Callable[[Any, Clock], Any]
+
+
+class Loop:
+    """`radian arc run` and `radian arc start` over one repository."""
+
+    def __init__(
+        self,
+        store: ArcStore,
+        config: ArcConfig,
+        clock: Clock,
+        *,
+        verifier: Verifier | None = None,
+        worker_clock: Clock | None = None,
+        echo: Callable[[str], None] = print,
+        run_attempt: AttemptRunner | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.clock = clock
+        self.verifier: Verifier = verifier or NoVerifier()
+        # The wrapper measures stalls and wall time in real time even when arc's own clock
+        # is a test's or the demo's.
+        self.worker_clock = worker_clock or SystemClock()
+        self.echo = echo
+        self.run_attempt: AttemptRunner = run_attempt or worker_api.run_attempt
+        self.report = RunReport()
+        self._running: dict[Future[Any], Claim] = {}
+        self._pool = ThreadPoolExecutor(max_workers=max(1, config.limits.parallel))
+        self._wake = threading.Event()
+
+    # -- output ---------------------------------------------------------------------------
+    def _say(self, lines: list[str]) -> None:
+        for line in lines:
+            self.report.lines.append(line)
+            self.echo(line)
+
+    # -- run ------------------------------------------------------------------------------
+    def run(self, *, once: bool = False) -> RunReport:
+        check_exec_args(self.store, self.config)
+        lock = self.store.run_lock()
+        try:
+            lock.acquire(timeout=0)
+        except Exception:
+            raise ArcError(texts.run_already_active()) from None
+        try:
+            self._run(once)
+        except KeyboardInterrupt:
+            self._interrupt()
+        finally:
+            self._pool.shutdown(wait=True)
+            lock.release()
+        return self.report
+
+    def _run(self, once: bool) -> None:
+        self._pass()
+        if once:
+            self._finish_running()
+            self._say(self.verifier.collect())
+            return
+        while True:
+            if self._running:
+                self._wait_for_attempts(POLL_SECS)
+            elif self.verifier.active():
+                self._wake.wait(POLL_SECS)
+            elif not self._claimable_now():
+                next_due = self._next_retry_at()
+                if next_due is None:
+                    return
+                self.echo(texts.waiting_until(format_utc(next_due)))
+                self.clock.sleep(max(0.0, (next_due - self.clock.now()).total_seconds()))
+            self._pass()
+
+    def _pass(self) -> None:
+        running = {(claim.task, claim.attempt_id) for claim in self._running.values()}
+        self._say(recover_orphans(self.store, self.config, self.clock, running))
+        self._say(self.verifier.collect())
+        self._say(self.verifier.before_claim())
+        self._say(promote_due_retries(self.store, self.clock))
+        for name in self._claimable_tasks():
+            if len(self._running) >= self.config.limits.parallel:
+                break
+            claimed = claim(self.store, self.config, name, self.clock)
+            if claimed is not None:
+                self._launch(*claimed)
+
+    def _launch(self, claimed: Claim, line: str) -> None:
+        self._say([line])
+        future = self._pool.submit(self.run_attempt, claimed.spec, self.worker_clock)
+        self._running[future] = claimed
+
+    def _claimable_tasks(self) -> list[str]:
+        names = []
+        for plan_name in self.store.plan_names():
+            plan = self.store.load_plan(plan_name)
+            if not plan.confirmed or plan.auto == "off":
+                continue
+            names.extend(
+                name for name in plan.tasks if self.store.load_task(name).state is State.READY
+            )
+        return names
+
+    def _claimable_now(self) -> bool:
+        return bool(self._claimable_tasks())
+
+    def _next_retry_at(self) -> Any:
+        """The earliest retry_at of a waiting task that this loop would claim."""
+        earliest = None
+        for plan_name in self.store.plan_names():
+            plan = self.store.load_plan(plan_name)
+            if not plan.confirmed or plan.auto == "off":
+                continue
+            for name in plan.tasks:
+                task = self.store.load_task(name)
+                if task.state is State.RETRY_WAIT and task.retry_at:
+                    due = parse_utc(task.retry_at)
+                    earliest = due if earliest is None or due < earliest else earliest
+        return earliest
+
+    def _wait_for_attempts(self, timeout: float | None) -> None:
+        done, _ = wait(list(self._running), timeout=timeout, return_when=FIRST_COMPLETED)
+        for future in done:
+            self._apply(future, interrupted=False)
+
+    def _finish_running(self) -> None:
+        while self._running:
+            self._wait_for_attempts(None)
+
+    def _apply(self, future: Future[Any], *, interrupted: bool) -> None:
+        claimed = self._running.pop(future)
+        try:
+            end = future.result()
+        except Exception:
+            # The wrapper itself broke: the attempt left no Result.
+            outcome = terminated_outcome(None, format_utc(self.clock.now()))
+        else:
+            outcome = outcome_from_end(end, claimed.resume_session_id, interrupted=interrupted)
+        lines, state = apply_end(self.store, self.config, claimed, outcome, self.clock)
+        self._say(lines)
+        if state in FAILED_STATES:
+            self.report.failed.append(claimed.task)
+        if state is State.VERIFYING and self.store.load_task(claimed.task).last_attempt_id == (
+            claimed.attempt_id
+        ):
+            self.verifier.start(claimed.task, claimed.attempt_id)
+
+    def _interrupt(self) -> None:
+        """Ctrl-C: stop the workers, wait for their threads, record what they left."""
+        self.report.interrupted = True
+        for claimed in list(self._running.values()):
+            worker_api.stop_attempt(claimed.attempt_dir)
+        self.verifier.stop()
+        while self._running:
+            done, _ = wait(list(self._running), return_when=FIRST_COMPLETED)
+            for future in done:
+                self._apply(future, interrupted=True)
+        self._say([texts.interrupted()])
+
+    # -- start ----------------------------------------------------------------------------
+    def start(self, name: str) -> RunReport:
+        """Claim one task now (todo.ready, or todo.retry_wait without waiting) and run it."""
+        check_exec_args(self.store, self.config)
+        task = self.store.load_task(name)
+        plan = self.store.load_plan(task.plan)
+        if not plan.confirmed:
+            raise ArcError(texts.not_confirmed(plan.name))
+        if task.state not in (State.READY, State.RETRY_WAIT):
+            raise ArcError(texts.cannot_start(name, str(task.state)))
+        try:
+            self._say(promote_due_retries(self.store, self.clock))
+            claimed = claim(self.store, self.config, name, self.clock, early=True)
+            if claimed is None:
+                raise ArcError(texts.cannot_start(name, str(self.store.load_task(name).state)))
+            self._launch(*claimed)
+            self._finish_running()
+            while self.verifier.active():
+                self._wake.wait(POLL_SECS)
+                self._say(self.verifier.collect())
+            self._say(self.verifier.collect())
+        except KeyboardInterrupt:
+            self._interrupt()
+        finally:
+            self._pool.shutdown(wait=True)
+        return self.report

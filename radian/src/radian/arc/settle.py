@@ -1,0 +1,228 @@
+"""Applying one attempt's end to its task: the table's row, the retry rules, model waits, cost.
+
+The outcome is first turned into an `AttemptOutcome` (from a worker's AttemptEnd, or from an
+attempt_result.json a killed `run` wrote but did not apply), then `settle` decides the next
+state, writes attempt_result.json and saves the task, in that order, under the task's lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from radian.arc import texts
+from radian.arc.budget import add_cost, attempt_cost, check_after_cost, pause_for_budget
+from radian.arc.classify import ROWS, Next, classify
+from radian.arc.clock import Clock, format_utc, format_utc_ceil
+from radian.arc.config import ArcConfig
+from radian.arc.model import Task
+from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
+from radian.arc.states import State, transition
+from radian.arc.store import ArcStore
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """What arc keeps of one attempt's end: everything `settle` needs, and nothing else."""
+
+    row: str  # a key of classify.ROWS
+    outcome: str | None
+    model_wait: bool
+    model_error: dict[str, Any] | None
+    reason: str | None
+    session_id: str | None
+    session_cost_usd: float | None
+    worker_started: bool
+    resumed: bool  # the attempt ran in the session it was asked to resume
+    base_sha: str | None
+    head_sha: str | None
+    exit_code: int | None
+    wrapper_class: str | None
+    result_format: str | None
+    started_at: str | None
+    ended_at: str | None
+
+
+def outcome_from_end(
+    end: Any, resume_session_id: str | None, *, interrupted: bool = False
+) -> AttemptOutcome:
+    """From a radian.arc.worker.AttemptEnd."""
+    found = classify(end, interrupted=interrupted)
+    result = end.result
+    model_error = None
+    if result is not None and result.model_error is not None:
+        error = result.model_error
+        model_error = {
+            "kind": error.kind,
+            "retry_after_secs": error.retry_after_secs,
+            "message": error.message,
+        }
+    delivery = end.delivery
+    return AttemptOutcome(
+        row=found.row.key,
+        outcome=found.outcome,
+        model_wait=found.model_wait,
+        model_error=model_error,
+        reason=found.reason,
+        session_id=end.session_id,
+        session_cost_usd=result.session_cost_usd if result is not None else None,
+        worker_started=bool(end.worker_started),
+        resumed=resume_session_id is not None and end.session_id == resume_session_id,
+        base_sha=delivery.base_sha if delivery is not None else None,
+        head_sha=delivery.head_sha if delivery is not None else None,
+        exit_code=end.exit_code,
+        wrapper_class=end.wrapper_class,
+        result_format=result.format if result is not None else None,
+        started_at=end.started_at,
+        ended_at=end.ended_at,
+    )
+
+
+def terminated_outcome(started_at: str | None, ended_at: str) -> AttemptOutcome:
+    """An attempt that left no Result and has no live worker any more."""
+    return AttemptOutcome(
+        row="terminated",
+        outcome=None,
+        model_wait=False,
+        model_error=None,
+        reason=None,
+        session_id=None,
+        session_cost_usd=None,
+        worker_started=False,
+        resumed=False,
+        base_sha=None,
+        head_sha=None,
+        exit_code=None,
+        wrapper_class=None,
+        result_format=None,
+        started_at=started_at,
+        ended_at=ended_at,
+    )
+
+
+def outcome_from_record(record: dict[str, Any]) -> AttemptOutcome:
+    """From an attempt_result.json written before its task was saved."""
+    return AttemptOutcome(**record["outcome_record"])
+
+
+def settle(
+    store: ArcStore,
+    config: ArcConfig,
+    task: Task,
+    attempt_id: str,
+    outcome: AttemptOutcome,
+    clock: Clock,
+) -> list[str]:
+    """Apply `outcome` to `task` (loaded under its lock), write the attempt result, save.
+
+    Returns the printed lines.
+    """
+    row = ROWS[outcome.row]
+    previous = task.session_cost_usd if outcome.resumed else None
+    cost = attempt_cost(
+        outcome.session_cost_usd, resumed=outcome.resumed, previous_session_cost_usd=previous
+    )
+    add_cost(task, cost)
+    if outcome.worker_started and outcome.session_id:
+        task.session_id = outcome.session_id
+        task.session_cost_usd = outcome.session_cost_usd
+    record: dict[str, Any] = {
+        "task": task.name,
+        "attempt_id": attempt_id,
+        "outcome": outcome.outcome,
+        "class": row.failure_class,
+        "row": row.result,
+        "model_wait": outcome.model_wait,
+        "model_error": outcome.model_error,
+        "reason": outcome.reason,
+        "cost_usd": cost,
+        "session_cost_usd": outcome.session_cost_usd,
+        "session_id": outcome.session_id,
+        "base_sha": outcome.base_sha,
+        "head_sha": outcome.head_sha,
+        "exit_code": outcome.exit_code,
+        "wrapper_class": outcome.wrapper_class,
+        "result_format": outcome.result_format,
+        "started_at": outcome.started_at,
+        "ended_at": outcome.ended_at,
+    }
+
+    if task.state is not State.WORKING or task.last_attempt_id != attempt_id:
+        # Cancelled (or otherwise moved on) while the worker ran: keep what the attempt
+        # cost and the session it ran in, and the record the cancel wrote.
+        earlier = store.read_attempt_result(task.name, attempt_id) or {}
+        kept = {key: earlier[key] for key in ("class", "row", "next_state") if key in earlier}
+        store.write_attempt_result(task.name, attempt_id, record | kept)
+        store.save_task(task)
+        return [texts.ended_after_cancel(task.name, attempt_id)]
+
+    task.model_wait_streak = task.model_wait_streak + 1 if outcome.model_wait else 0
+    lines = _decide(store, config, task, row.next_step, row.failure_class or "", outcome, clock)
+    record["next_state"] = str(task.state)
+    record["retry_at"] = task.retry_at
+    record["retry_count"] = task.retry_count
+    record["outcome_record"] = asdict(outcome)
+    store.write_attempt_result(task.name, attempt_id, record)
+    store.save_task(task)
+    return lines
+
+
+def _decide(
+    store: ArcStore,
+    config: ArcConfig,
+    task: Task,
+    next_step: Next,
+    failure_class: str,
+    outcome: AttemptOutcome,
+    clock: Clock,
+) -> list[str]:
+    name = task.name
+    if next_step in (Next.VERIFY, Next.VERIFY_AT_ONCE):
+        transition(
+            task,
+            State.VERIFYING,
+            clock,
+            base_sha=outcome.base_sha,
+            head_sha=outcome.head_sha,
+            merge_pending=False,
+            rework_reason=None,
+            retry_at=None,
+        )
+        return [texts.delivered(name, outcome.head_sha)]
+    if next_step is Next.REWORK_PENDING:
+        reason = outcome.reason or "delivery check failed"
+        transition(task, State.REWORK_PENDING, clock, rework_reason=reason, retry_at=None)
+        return [texts.delivery_failed(name, reason)]
+    if next_step is Next.IRRECOVERABLE:
+        transition(task, State.IRRECOVERABLE, clock, retry_at=None)
+        return [texts.poisoned(name)]
+    if next_step is Next.CANCELLED:
+        transition(task, State.CANCELLED, clock, retry_at=None)
+        return [texts.cancelled(name, str(State.WORKING))]
+
+    now = clock.now()
+    if outcome.model_wait:
+        retry_after = (outcome.model_error or {}).get("retry_after_secs")
+        wait = model_wait_secs(task.model_wait_streak, retry_after)
+        when = format_utc_ceil(due_at(now, wait))
+        transition(task, State.RETRY_WAIT, clock, retry_at=when)
+        return [texts.model_unavailable(name, when)]
+
+    limit = task.max_attempts if task.max_attempts is not None else config.limits.max_attempts
+    if task.retry_count >= limit:
+        transition(task, State.EXHAUSTED, clock, retry_at=None)
+        return [texts.exhausted(name, failure_class, task.retry_count, limit)]
+    plan = store.load_plan(task.plan)
+    verdict = check_after_cost(store, task, plan, config)
+    if verdict.used_up:
+        lines = [texts.paused_budget(name, failure_class, str(verdict.scope), verdict.spent,
+                                     float(verdict.limit or 0))]  # fmt: skip
+        return lines + pause_for_budget(store, task, verdict, clock)
+    retry_count = task.retry_count + 1
+    when = format_utc_ceil(due_at(now, retry_backoff_secs(retry_count)))
+    transition(task, State.RETRY_WAIT, clock, retry_at=when, retry_count=retry_count)
+    return [texts.retry_at(name, failure_class, when)]
+
+
+def now_text(clock: Clock) -> str:
+    return format_utc(clock.now())

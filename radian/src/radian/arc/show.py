@@ -1,0 +1,130 @@
+"""`radian arc show`: a task, or every plan and task, as text or as a stable JSON document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from radian.arc.config import ArcConfig
+from radian.arc.model import Task
+from radian.arc.store import ArcStore
+
+ATTEMPT_KEYS = (
+    "outcome",
+    "class",
+    "model_wait",
+    "model_error",
+    "cost_usd",
+    "session_cost_usd",
+    "session_id",
+    "started_at",
+    "ended_at",
+    "next_state",
+    "reason",
+)
+
+
+def task_document(store: ArcStore, config: ArcConfig, task: Task) -> dict[str, Any]:
+    """The JSON `show --json <task>` prints; its keys are stable."""
+    limit = task.max_attempts if task.max_attempts is not None else config.limits.max_attempts
+    attempts = []
+    for attempt_id in task.attempts:
+        record = store.read_attempt_result(task.name, attempt_id) or {}
+        entry: dict[str, Any] = {"id": attempt_id}
+        entry.update({key: record.get(key) for key in ATTEMPT_KEYS})
+        entry["model_wait"] = bool(entry["model_wait"])
+        if not record:
+            intent = store.read_attempt_intent(task.name, attempt_id) or {}
+            entry["started_at"] = intent.get("claimed_at")
+        attempts.append(entry)
+    return {
+        "name": task.name,
+        "plan": task.plan,
+        "state": str(task.state),
+        "retry_count": task.retry_count,
+        "max_attempts": limit,
+        "retry_at": task.retry_at,
+        "model_wait_streak": task.model_wait_streak,
+        "cost_usd": task.cost_usd,
+        "total_cost_usd": task.total_cost_usd,
+        "max_cost_usd": task.max_cost_usd,
+        "rework_reason": task.rework_reason,
+        "rework_count": task.rework_count,
+        "branch": task.branch,
+        "base_sha": task.base_sha,
+        "head_sha": task.head_sha,
+        "session_id": task.session_id,
+        "attempts": attempts,
+    }
+
+
+def overview_document(store: ArcStore, config: ArcConfig) -> dict[str, Any]:
+    plans = []
+    for plan_name in store.plan_names():
+        plan = store.load_plan(plan_name)
+        plans.append(
+            {
+                "name": plan.name,
+                "auto": plan.auto,
+                "confirmed": plan.confirmed,
+                "max_cost_usd": plan.max_cost_usd,
+                "tasks": [
+                    task_document(store, config, store.load_task(name)) for name in plan.tasks
+                ],
+            }
+        )
+    return {"plans": plans}
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}".rstrip("0").rstrip(".")
+
+
+def task_text(document: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{document['name']} (plan {document['plan']})",
+        f"  state: {document['state']}",
+        f"  retry_count: {document['retry_count']} of max_attempts {document['max_attempts']}",
+        f"  retry_at: {document['retry_at'] or '-'}",
+        f"  cost_usd: {_money(document['cost_usd'])} "
+        f"(total_cost_usd {_money(document['total_cost_usd'])})",
+    ]
+    if document["rework_reason"]:
+        lines.append(f"  rework_reason: {document['rework_reason']}")
+    if document["head_sha"]:
+        lines.append(f"  base_sha: {document['base_sha']}  head_sha: {document['head_sha']}")
+    if document["session_id"]:
+        lines.append(f"  session_id: {document['session_id']}")
+    for attempt in document["attempts"]:
+        outcome = attempt["outcome"] or "-"
+        failure_class = attempt["class"] or "-"
+        lines.append(
+            f"  attempt {attempt['id']}: {outcome} ({failure_class}) -> "
+            f"{attempt['next_state'] or 'running'}  cost {_money(attempt['cost_usd'])}  "
+            f"session_cost {_money(attempt['session_cost_usd'])}"
+        )
+        if attempt["reason"]:
+            lines.append(f"    reason: {attempt['reason']}")
+        error = attempt["model_error"]
+        if error:
+            after = error.get("retry_after_secs")
+            details = f"{error.get('kind')}"
+            if after is not None:
+                details += f" (retry_after_secs {after:g})"
+            if error.get("message"):
+                details += f": {error['message']}"
+            lines.append(f"    attempt_model_error: {details}")
+    return lines
+
+
+def overview_text(document: dict[str, Any]) -> list[str]:
+    lines = []
+    for plan in document["plans"]:
+        confirmed = "confirmed" if plan["confirmed"] else "not confirmed"
+        lines.append(f"plan {plan['name']} (auto {plan['auto']}, {confirmed})")
+        for task in plan["tasks"]:
+            extra = f"  retry_at {task['retry_at']}" if task["retry_at"] else ""
+            lines.append(
+                f"  {task['name']}: {task['state']}  retry_count {task['retry_count']}  "
+                f"cost_usd {_money(task['cost_usd'])}{extra}"
+            )
+    return lines or ["no plans"]

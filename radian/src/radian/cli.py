@@ -1,0 +1,294 @@
+"""`radian`: the command line. A thin layer over radian.arc.commands, loop and show.
+
+Exit codes: 0 done; 1 refused (an unknown task or plan, a state that does not allow the
+command, a name in use, another run active); 2 bad usage or configuration (options,
+.radian/arc.toml, worker.exec_args, a plan file); 3 `run` or `start` moved a task to
+failed.*; 130 interrupted by Ctrl-C (every file is whole).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from radian.arc import commands, show
+from radian.arc.clock import Clock, clock_from_environment
+from radian.arc.config import ArcConfig, load_config
+from radian.arc.errors import ArcError
+from radian.arc.loop import Loop, NoVerifier, RunReport, Verifier
+from radian.arc.store import ArcStore
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_TASK_FAILED = 3
+EXIT_INTERRUPTED = 130
+
+
+class Context:
+    def __init__(self, repo: Path) -> None:
+        self.repo_root = repo
+        self.store = ArcStore(repo)
+        self.clock: Clock = clock_from_environment()
+
+    def config(self) -> ArcConfig:
+        return load_config(self.repo_root)
+
+
+def find_repo_root(start: Path) -> Path:
+    """The nearest folder upwards holding .git (or .radian); `start` when there is none."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists() or (folder / ".radian").is_dir():
+            return folder
+    return start
+
+
+def make_verifier(store: ArcStore, config: ArcConfig, clock: Clock) -> Verifier:
+    """GATE's verifier when it is installed and [gate] is configured; else NoVerifier."""
+    if config.gate is None:
+        return NoVerifier()
+    try:
+        from radian.arc.gate import GateVerifier  # type: ignore[attr-defined]
+    except ImportError:
+        return NoVerifier()
+    verifier: Verifier = GateVerifier(store, config, clock)
+    return verifier
+
+
+def _emit(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(line)
+
+
+def _guard(action: Callable[[], Any]) -> Any:
+    try:
+        return action()
+    except ArcError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(error.exit_code) from None
+
+
+def _switch(value: str) -> bool:
+    return value == "on"
+
+
+ON_OFF = click.Choice(["on", "off"])
+
+
+@click.group()
+def main() -> None:
+    """radian: supervise coding agents."""
+
+
+@main.group()
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="RADIAN_ARC_REPO",
+    show_envvar=True,
+    help="The repository (default: the one holding the current directory).",
+)
+@click.pass_context
+def arc(ctx: click.Context, repo: Path | None) -> None:
+    """arc: work through a plan of tasks on a git repository."""
+    ctx.obj = Context(find_repo_root(repo or Path(os.getcwd())))
+
+
+pass_context = click.make_pass_decorator(Context)
+
+
+@arc.command()
+@pass_context
+def init(context: Context) -> None:
+    """Write a commented default .radian/arc.toml."""
+    _emit(commands.init(context.repo_root))
+
+
+@arc.group()
+def plan() -> None:
+    """Add, load and switch plans."""
+
+
+@plan.command("add")
+@click.argument("name")
+@click.option("--auto", type=ON_OFF, default="on", show_default=True)
+@click.option("--max-cost-usd", type=float, default=None)
+@click.option("--merge-main", type=ON_OFF, default="on", show_default=True)
+@click.option("--auto-rework", type=int, default=1, show_default=True)
+@click.option("--fix-level", default=None)
+@pass_context
+def plan_add(
+    context: Context,
+    name: str,
+    auto: str,
+    max_cost_usd: float | None,
+    merge_main: str,
+    auto_rework: int,
+    fix_level: str | None,
+) -> None:
+    """Add an empty plan."""
+    _emit(
+        _guard(
+            lambda: commands.add_plan(
+                context.store,
+                name,
+                auto="on" if auto == "on" else "off",
+                max_cost_usd=max_cost_usd,
+                merge_main=_switch(merge_main),
+                auto_rework=auto_rework,
+                fix_level=fix_level,
+            )
+        )
+    )
+
+
+@plan.command("load")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@pass_context
+def plan_load(context: Context, file: Path) -> None:
+    """Add a plan and its tasks from one TOML file."""
+    _emit(_guard(lambda: commands.load_plan_file(context.store, context.clock, file)))
+
+
+@plan.command("auto")
+@click.argument("name")
+@click.argument("value", type=ON_OFF)
+@pass_context
+def plan_auto(context: Context, name: str, value: str) -> None:
+    """Turn a plan's auto on or off."""
+    auto = "on" if value == "on" else "off"
+    _emit(_guard(lambda: commands.set_plan_auto(context.store, name, auto)))
+
+
+@arc.group()
+def task() -> None:
+    """Add tasks to a plan."""
+
+
+@task.command("add")
+@click.argument("plan_name", metavar="PLAN")
+@click.argument("name", metavar="TASK")
+@click.option("--brief", "brief_file", required=True, type=click.File("r", encoding="utf-8"))
+@click.option("--max-attempts", type=int, default=None)
+@click.option("--max-cost-usd", type=float, default=None)
+@click.option("--fix-level", default=None)
+@pass_context
+def task_add(
+    context: Context,
+    plan_name: str,
+    name: str,
+    brief_file: Any,
+    max_attempts: int | None,
+    max_cost_usd: float | None,
+    fix_level: str | None,
+) -> None:
+    """Add a task with its brief to a plan."""
+    text = brief_file.read()
+    _emit(
+        _guard(
+            lambda: commands.add_task(
+                context.store,
+                context.clock,
+                plan_name,
+                name,
+                text,
+                max_attempts=max_attempts,
+                max_cost_usd=max_cost_usd,
+                fix_level=fix_level,
+            )
+        )
+    )
+
+
+@arc.command()
+@click.argument("plan_name", metavar="PLAN")
+@pass_context
+def confirm(context: Context, plan_name: str) -> None:
+    """Confirm a plan: its tasks may be claimed from now on."""
+    _emit(_guard(lambda: commands.confirm(context.store, context.config(), plan_name)))
+
+
+def _loop(context: Context) -> Loop:
+    config = context.config()
+    return Loop(
+        context.store,
+        config,
+        context.clock,
+        verifier=make_verifier(context.store, config, context.clock),
+        echo=click.echo,
+    )
+
+
+def _finish(report: RunReport) -> None:
+    if report.interrupted:
+        raise SystemExit(EXIT_INTERRUPTED)
+    if report.failed:
+        raise SystemExit(EXIT_TASK_FAILED)
+
+
+@arc.command()
+@click.option("--once", is_flag=True, help="One pass: claim, wait for those attempts, return.")
+@pass_context
+def run(context: Context, once: bool) -> None:
+    """Run the plans' ready tasks until nothing is ready, running or waiting."""
+    _finish(_guard(lambda: _loop(context).run(once=once)))
+
+
+@arc.command()
+@click.argument("name", metavar="TASK")
+@pass_context
+def start(context: Context, name: str) -> None:
+    """Claim one task now (even one waiting on its retry) and run its attempt."""
+    _finish(_guard(lambda: _loop(context).start(name)))
+
+
+@arc.command("show")
+@click.argument("name", metavar="TASK", required=False)
+@click.option("--json", "as_json", is_flag=True, help="A stable JSON document.")
+@pass_context
+def show_command(context: Context, name: str | None, as_json: bool) -> None:
+    """Show a task, or every plan and task."""
+    config = _guard(context.config)
+    if name is None:
+        document = show.overview_document(context.store, config)
+        lines = show.overview_text(document)
+    else:
+        task_record = _guard(lambda: context.store.load_task(name))
+        document = show.task_document(context.store, config, task_record)
+        lines = show.task_text(document)
+    if as_json:
+        click.echo(json.dumps(document, indent=2))
+    else:
+        _emit(lines)
+
+
+@arc.command()
+@click.argument("name", metavar="TASK")
+@pass_context
+def cancel(context: Context, name: str) -> None:
+    """Cancel a task (stopping its worker): failed.cancelled."""
+    _emit(_guard(lambda: commands.cancel(context.store, context.clock, name)))
+
+
+@arc.command()
+@click.argument("name", metavar="TASK")
+@click.option("--brief", "brief_file", required=True, type=click.File("r", encoding="utf-8"))
+@pass_context
+def rework(context: Context, name: str, brief_file: Any) -> None:
+    """Append a "## Rework <n>" to the task's brief; the task is ready, its retries fresh."""
+    text = brief_file.read()
+    _emit(_guard(lambda: commands.rework(context.store, context.clock, name, text)))
+
+
+@arc.command("reset-budget")
+@click.argument("name", metavar="TASK")
+@pass_context
+def reset_budget(context: Context, name: str) -> None:
+    """Set a paused task's cost_usd to 0 and make it ready."""
+    _emit(_guard(lambda: commands.reset_budget(context.store, context.clock, name)))
