@@ -203,6 +203,12 @@ def from_columns(row_type: type[Row], values: dict[str, Any]) -> Row:
     return row_type(**parsed)
 
 
+def as_recorded(value: Any) -> Any:
+    """A value as the record gives it back (JSON-shaped), whichever backend keeps it."""
+    dumped = _dump(value)
+    return None if dumped is None else json.loads(dumped)
+
+
 def _dump(value: Any) -> str | None:
     if value is None:
         return None

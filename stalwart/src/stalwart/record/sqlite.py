@@ -1,15 +1,17 @@
 """The embedded record: one SQLite file in WAL mode, every commit fsync'd.
 
-Locking a session takes an exclusive `flock` on a small file beside the database
-(`<db>.locks/<hash>`), so it holds across processes and is released by the kernel
-if its holder dies. An in-memory database (":memory:") lives and locks in-process.
+Locking a session takes an exclusive `flock` on a small file named by the database's
+path and the session (under `<tmp>/stalwart-locks/`), so it holds across processes and
+is released by the kernel if its holder dies. An in-memory database (":memory:") lives and locks in-process.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -103,15 +105,20 @@ class SQLiteStore:
             if self._memory:
                 yield
                 return
-            folder = Path(self.path + ".locks")
-            folder.mkdir(exist_ok=True)
-            name = hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
-            with open(folder / name, "a+b") as handle:
+            with open(self._lock_file(session), "a+b") as handle:
                 fcntl.flock(handle, fcntl.LOCK_EX)
                 try:
                     yield
                 finally:
                     fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _lock_file(self, session: str) -> Path:
+        # Beside the machine's temp files, not the database: nothing lands in a project's
+        # folder, and every process on the machine finds the same file for a session.
+        database = hashlib.sha256(os.path.realpath(self.path).encode("utf-8")).hexdigest()[:24]
+        folder = Path(tempfile.gettempdir()) / "stalwart-locks" / database
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
 
     def close(self) -> None:
         with self._guard:

@@ -1,0 +1,283 @@
+"""The Agent: an agent's configuration and a handle on its record, nothing more.
+
+`chat`, `confirm` and `answer` lock the session in the record, load it, advance its
+run until it waits for a person or ends, commit, and return a `Reply`. Nothing of a
+run is kept in this object between calls, so any process holding the same agent.yaml
+can take the next step of a session another process started.
+
+Sessions: a session belongs to the user who started it; by default each user has one
+session, named after the user. Pass `session=` to keep several apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import runs, texts
+from .check import Check
+from .clock import Clock, SystemClock
+from .config import AgentConfig, confirms, load_agent
+from .errors import AnswerError, NoModelError, NotYourSession, QuestionPending, RewindRefused
+from .ledger import Ledger
+from .memory import Message, read_next, rewind
+from .record import Store, open_store
+from .replies import Reply, Waiting
+from .retry import UndoBackoff
+from .tools import ToolSpec
+
+Reader = Callable[[str, Sequence[ToolSpec]], Any]  # (turn, tools) -> selector.Reading
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One call as the record keeps it: never rewound."""
+
+    call_id: str
+    run: str
+    step: int
+    kind: str  # "read", "write" or "undo"
+    tool: str
+    args: dict[str, Any]
+    status: str  # "ran", "failed", "in_flight", "declined" or "refused"
+    result: Any
+    error: str | None
+    key: str | None
+    allowed: str | None  # what the check allowed, recorded before the send
+    undoes: str | None  # on an undo: the call it undoes
+    undone_by: str | None  # on a write: the undo that undid it
+    undone_by_tool: str | None
+
+
+class Agent:
+    """An agent: its tools, its rulebook, its record."""
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        *,
+        store: Store | None = None,
+        clock: Clock | None = None,
+        reader: Reader | None = None,
+        undo_backoff: UndoBackoff | None = None,
+    ) -> None:
+        self.config = config
+        self.clock: Clock = clock or SystemClock()
+        self.store: Store = store if store is not None else open_store(config.record)
+        self._reader = reader
+        self._agentry = runs.Agentry(
+            name=config.name,
+            tools=config.tools,
+            check=Check(config.tools, config.rulebook),
+            confirms=confirms,
+            undo_backoff=undo_backoff or UndoBackoff(),
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path, agent: str | None = None, **options: Any) -> Agent:
+        """The agent an agent.yaml describes (name it when the file has several)."""
+        return cls(load_agent(path, agent), **options)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        return self.config.tools
+
+    @property
+    def lints(self) -> list[Any]:
+        """What registration says about this agent's writes (see `stalwart.lints`)."""
+        from .lints import lint_agent
+
+        return list(lint_agent(self.config))
+
+    # --- a person's turn and answers ---
+
+    def chat(self, turn: str, *, user: str, session: str | None = None) -> Reply:
+        """Read a turn into steps and run them until a person is asked or the run ends."""
+        reading = self._read(turn)
+        unread = not reading.read
+        if unread and self.config.on_unread == "model":
+            raise NoModelError(texts.no_model(reading.unread_clause))
+        with self._session(user, session) as ledger:
+            latest = ledger.latest_run()
+            if latest is not None and latest.state == runs.State.WAITING:
+                question = (latest.question or {}).get("text", "")
+                raise QuestionPending(texts.question_pending(ledger.session.session, question))
+            if unread:
+                run = runs.start_unread(ledger, turn, reading.unread_clause, reading.reason)
+            else:
+                steps = [
+                    {"tool": step.tool, "args": dict(step.args), "clause": step.clause}
+                    for step in reading.steps
+                ]
+                run = runs.start(ledger, self._agentry, turn, steps)
+            return _reply(ledger, run)
+
+    def confirm(self, user: str, answer: str, *, session: str | None = None) -> Reply:
+        """Answer the confirmation at the head of the session's questions."""
+        return self._answer(user, answer, session, only_confirm=True)
+
+    def answer(self, user: str, answer: str, *, session: str | None = None) -> Reply:
+        """Answer whatever question heads the session's questions, of any kind."""
+        return self._answer(user, answer, session, only_confirm=False)
+
+    def pending(self, user: str, *, session: str | None = None) -> Reply | None:
+        """Where the session's latest run stands, as a Reply; None for a new session."""
+        ledger = self._peek(user, session)
+        run = ledger.latest_run() if ledger else None
+        return _reply(ledger, run) if ledger and run else None
+
+    # --- what is recorded and what the model reads ---
+
+    def memory(self, user: str, *, session: str | None = None) -> list[Message]:
+        """What the model would read next: the session's messages, less the rewound."""
+        ledger = self._peek(user, session)
+        return read_next(ledger.messages) if ledger else []
+
+    def record(self, user: str, *, session: str | None = None) -> list[RecordedCall]:
+        """Every call of the session, every undo and every outcome; never rewound."""
+        ledger = self._peek(user, session)
+        if ledger is None:
+            return []
+        tools_by_id = {call.call_id: call.tool for call in ledger.calls}
+        return [
+            RecordedCall(
+                call_id=call.call_id,
+                run=call.run_id,
+                step=call.step,
+                kind=call.kind,
+                tool=call.tool,
+                args=call.args,
+                status=call.status,
+                result=call.result,
+                error=call.error,
+                key=call.key,
+                allowed=call.allowed,
+                undoes=call.undoes,
+                undone_by=call.undone_by,
+                undone_by_tool=tools_by_id.get(call.undone_by or ""),
+            )
+            for call in ledger.calls
+        ]
+
+    def rewind(self, user: str, *, session: str | None = None) -> bool:
+        """Take the latest run's messages out of memory; refused while an undo remains.
+
+        Returns False when there was nothing left to rewind (a failed run rewinds
+        itself once its rollback is over).
+        """
+        with self._session(user, session) as ledger:
+            pending = [run for run in ledger.runs if run.state in _PENDING_COMPENSATION]
+            if pending:
+                remaining = len(runs.writes_to_undo(ledger, self._agentry, pending[-1]))
+                raise RewindRefused(texts.rewind_refused(ledger.session.session, remaining))
+            run = ledger.latest_run()
+            if run is None or run.state == runs.State.WAITING:
+                return False
+            done = rewind(ledger, run, run.reply or "")
+            ledger.commit()
+            return done
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- inside ---
+
+    def _answer(self, user: str, answer: str, session: str | None, *, only_confirm: bool) -> Reply:
+        given = answer.strip().lower() if isinstance(answer, str) else answer
+        with self._session(user, session, answering=True) as ledger:
+            run = ledger.latest_run()
+            if run is None or run.state != runs.State.WAITING or run.question is None:
+                raise AnswerError(texts.nothing_waiting(ledger.session.session))
+            waiting = Waiting.from_record(run.question)
+            if only_confirm and waiting.kind != "confirm":
+                raise AnswerError(texts.not_a_confirmation(waiting.kind))
+            if given not in waiting.answers:
+                raise AnswerError(texts.not_an_answer(str(answer), waiting.answers))
+            run = runs.confirm(ledger, self._agentry, run, given)
+            return _reply(ledger, run)
+
+    def _read(self, turn: str) -> Any:
+        if not isinstance(turn, str) or not turn.strip():
+            raise AnswerError("A turn must be a non-empty text.")
+        reader = self._reader
+        if reader is None:
+            from .selector import read_turn
+
+            reader = read_turn
+        return reader(turn, list(self.config.tools.values()))
+
+    def _session(self, user: str, session: str | None, *, answering: bool = False) -> _Held:
+        return _Held(self, user, session or user, answering)
+
+    def _peek(self, user: str, session: str | None) -> Ledger | None:
+        """The session as committed, read without its lock (reads need none)."""
+        sid = session or user
+        record = self.store.load(sid)
+        if record is None:
+            return None
+        if record.session.user != user or record.session.agent != self.name:
+            raise NotYourSession(texts.not_your_session(user, sid))
+        return Ledger(self.store, self.clock, record, new=False)
+
+
+_PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})
+
+
+class _Held:
+    """The session's lock, held while its ledger is open; checks whose session it is."""
+
+    def __init__(self, agent: Agent, user: str, session: str, answering: bool) -> None:
+        self.agent, self.user, self.session, self.answering = agent, user, session, answering
+        self._lock: Any = None
+
+    def __enter__(self) -> Ledger:
+        if not isinstance(self.user, str) or not self.user:
+            raise AnswerError("user must be a non-empty text.")
+        self._lock = self.agent.store.lock(self.session)
+        self._lock.__enter__()
+        try:
+            ledger = Ledger.open(
+                self.agent.store, self.agent.clock, self.session, self.user, self.agent.name
+            )
+            owner = ledger.session.user
+            if owner != self.user or ledger.session.agent != self.agent.name:
+                error = AnswerError if self.answering else NotYourSession
+                raise error(texts.not_your_session(self.user, self.session))
+        except BaseException:
+            self._lock.__exit__(None, None, None)
+            raise
+        return ledger
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.__exit__(*exc)
+
+
+def _reply(ledger: Ledger, run: runs.RunRow) -> Reply:
+    if run.state == runs.State.WAITING and run.question is not None:
+        waiting = Waiting.from_record(run.question)
+        return Reply(
+            text=waiting.text,
+            waiting=[waiting],
+            session=ledger.session.session,
+            run=run.run_id,
+            state=run.state,
+        )
+    return Reply(
+        text=run.reply or "",
+        waiting=[],
+        session=ledger.session.session,
+        run=run.run_id,
+        state=run.state,
+    )

@@ -1,0 +1,119 @@
+"""What every step passes before it is sent: the rulebook, and for an undo its bindings.
+
+The check only decides; the run driver records the verdict's text in the same commit
+that marks the call in flight, so what the check allowed is durable before the send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from . import texts
+from .record.schema import CallRow
+from .rulebook import PastCall
+from .tools import IDEMPOTENCY_KEY_PARAM, ToolSpec, UndoSpec
+
+
+class Rules(Protocol):
+    def refusal(
+        self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall]
+    ) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The check's answer: allowed or not, and the text the record keeps."""
+
+    allowed: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class UndoPlan:
+    """The undo of one write: its tool, its arguments, and where each came from."""
+
+    tool: str
+    args: dict[str, Any]
+    sources: dict[str, str]
+
+
+class Check:
+    """The checks of one agent: its catalogue of tools and its rulebook."""
+
+    def __init__(self, tools: Mapping[str, ToolSpec], rules: Rules) -> None:
+        self.tools = tools
+        self.rules = rules
+
+    def call(self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall]) -> Verdict:
+        refusal = self.rules.refusal(tool, args, history)
+        if refusal is not None:
+            return Verdict(False, refusal)
+        return Verdict(True, texts.allowed_call(tool))
+
+    def plan_undo(self, write: CallRow) -> UndoPlan | str:
+        """Bind the undo of a write to that write; a str says why it cannot be bound."""
+        spec = self.tools.get(write.tool)
+        undo = spec.undo if spec is not None else None
+        if undo is None:
+            raise ValueError(f"{write.tool} declares no undo")
+        undo_spec = self.tools.get(undo.tool)
+        if undo_spec is None:
+            return texts.undo_not_in_catalogue(undo.tool)
+        sources = _sources(undo, undo_spec, write)
+        if isinstance(sources, str):
+            return sources
+        args: dict[str, Any] = {}
+        for name, source in sources.items():
+            found, value = _resolve(source, write)
+            if not found:
+                return texts.undo_unbound(undo.tool, name)
+            args[name] = value
+        return UndoPlan(tool=undo.tool, args=args, sources=sources)
+
+    def undo(self, write: CallRow, plan: UndoPlan, history: Sequence[PastCall]) -> Verdict:
+        """Check an undo as the agent whose write it undoes: provenance, then the rulebook."""
+        if write.status != "ran":
+            return Verdict(False, texts.undo_of_step_not_run(plan.tool))
+        if write.undone_by is not None:
+            return Verdict(False, texts.undo_already_done(plan.tool))
+        for name, value in plan.args.items():
+            source = plan.sources.get(name)
+            found, bound = _resolve(source, write) if source else (False, None)
+            if not found or bound != value:
+                return Verdict(False, texts.undo_bound_elsewhere(plan.tool, name, str(source)))
+        refusal = self.rules.refusal(plan.tool, plan.args, history)
+        if refusal is not None:
+            return Verdict(False, texts.undo_refused(plan.tool, refusal))
+        return Verdict(True, texts.allowed_undo(plan.tool, write.tool, write.step, plan.sources))
+
+
+def _sources(undo: UndoSpec, undo_spec: ToolSpec, write: CallRow) -> dict[str, str] | str:
+    """Where each argument of the undo comes from: explicit bindings, else by name."""
+    explicit = dict(undo.args or {})
+    result = write.result if isinstance(write.result, Mapping) else {}
+    sources: dict[str, str] = {}
+    for param in undo_spec.params:
+        if param.name == IDEMPOTENCY_KEY_PARAM:
+            continue
+        if param.name in explicit:
+            sources[param.name] = explicit.pop(param.name)
+        elif param.name in write.args:
+            sources[param.name] = f"$args.{param.name}"
+        elif param.name in result:
+            sources[param.name] = f"$result.{param.name}"
+        elif param.required:
+            return texts.undo_unbound(undo.tool, param.name)
+    for name in explicit:  # bound in agent.yaml, but the undo takes no such argument
+        return texts.undo_unbound(undo.tool, name)
+    return sources
+
+
+def _resolve(source: str, write: CallRow) -> tuple[bool, Any]:
+    """The value a binding names in the write's record: (found, value)."""
+    where, name = UndoSpec.parse_source(source)
+    values = write.args if where == "args" else write.result
+    if not isinstance(values, Mapping) or name not in values:
+        return False, None
+    return True, values[name]

@@ -1,0 +1,63 @@
+"""What a person gets back from a turn or an answer: a `Reply`, and what `Waiting`s on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A question the run waits on.
+
+    `kind` is "confirm" (a write waits for a person's go-ahead); issue #3 adds "outcome"
+    and "undo". `args` is exactly what will run when approved; `text` what the person is
+    shown; `answers` the answers it takes.
+    """
+
+    kind: str
+    tool: str
+    args: dict[str, Any]
+    text: str
+    answers: tuple[str, ...]
+    run: str
+    step: int
+
+    @classmethod
+    def from_record(cls, question: dict[str, Any]) -> Waiting:
+        return cls(
+            kind=question["kind"],
+            tool=question["tool"],
+            args=dict(question["args"]),
+            text=question["text"],
+            answers=tuple(question["answers"]),
+            run=question["run"],
+            step=question["step"],
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "tool": self.tool,
+            "args": self.args,
+            "text": self.text,
+            "answers": list(self.answers),
+            "run": self.run,
+            "step": self.step,
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The one reply of a turn or an answer.
+
+    `text` is what the person reads: the run's reply when it ended, else the question
+    at the head of `waiting`. `state` is the run's state ("waiting", "done",
+    "rolled_back", "stuck", "unread").
+    """
+
+    text: str
+    waiting: list[Waiting] = field(default_factory=list)
+    session: str = ""
+    run: str | None = None
+    state: str = ""

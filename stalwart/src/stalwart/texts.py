@@ -1,0 +1,223 @@
+"""Every sentence a person reads from a run, in one place.
+
+The chapter's sentences (chapter 34) are copied character for character; the rest
+are designed in the same voice: short, plain, naming the tool, the step and the cause.
+Functions take the facts and return the exact text; nothing else in the runtime
+writes a sentence a person reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .keys import canonical_json
+
+# --- confirmations (chapter 34, "Irreversible steps"; chapter 35 for the answers) ---
+
+APPROVE = "approve"
+SKIP = "skip"
+CANCEL_ALL = "cancel all"
+CONFIRM_ANSWERS: tuple[str, ...] = (APPROVE, SKIP, CANCEL_ALL)
+
+IRREVERSIBLE_WARNING = "Nothing can undo this step once it runs."
+IRREVERSIBLE_IN_ATOMIC_RUN = "Nothing undoes this step, and the steps after it cannot undo it."
+
+
+def call_text(tool: str, args: Mapping[str, Any]) -> str:
+    """A call as a person reads it: charge_card(order=4411, amount=40.0)."""
+    shown = ", ".join(f"{name}={canonical_json(value)}" for name, value in args.items())
+    return f"{tool}({shown})"
+
+
+def confirm_question(
+    tool: str, args: Mapping[str, Any], *, irreversible: bool, in_atomic_run: bool
+) -> str:
+    """The confirmation a write waits on; an irreversible one carries its warning under it."""
+    question = f"Run {call_text(tool, args)}?"
+    if irreversible and in_atomic_run:
+        question += f" {IRREVERSIBLE_IN_ATOMIC_RUN}"
+    if irreversible:
+        question += f"\n{IRREVERSIBLE_WARNING}"
+    return question
+
+
+# --- a run that ends well ---
+
+
+def done_reply(outcomes: Sequence[tuple[str, Any, bool]]) -> str:
+    """What each step returned, briefly: (tool, result, declined) in the order they came."""
+    if not outcomes:
+        return "Done: there was nothing to run."
+    parts = [
+        f"{tool} {'was skipped' if declined else 'returned ' + brief(result)}"
+        for tool, result, declined in outcomes
+    ]
+    return "Done: " + "; ".join(parts) + "."
+
+
+def brief(result: Any, limit: int = 120) -> str:
+    text = canonical_json(result) if _renderable(result) else repr(result)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- a turn nothing could be read from (on_unread: refuse) ---
+
+
+def unread_reply(clause: str | None, reason: str | None) -> str:
+    """Which clause could not be read; nothing ran and no model was called."""
+    said = f'I could not read "{clause}"' if clause else "I could not read this turn"
+    because = f" ({reason})" if reason else ""
+    return f"{said}{because}, so nothing ran."
+
+
+# --- a run that stopped (chapter 34, "The failed order") ---
+
+
+def failed_because(tool: str, error_type: str) -> str:
+    return f"{tool} failed ({error_type})"
+
+
+def cancelled_because(tool: str) -> str:
+    return f"you cancelled it at {tool}"
+
+
+def refused_because(tool: str, refusal: str) -> str:
+    return f"the check refused {tool} ({refusal})"
+
+
+def stopped_reply(
+    cause: str,
+    undone: Sequence[tuple[str, str]],
+    not_undoable: Sequence[str],
+    not_undone: Sequence[tuple[str, str]],
+) -> str:
+    """The one reply of a failed run, once its rollback is over.
+
+    `undone` is (write, undo) latest first; `not_undoable` the irreversible writes
+    (and writes that declare no undo), left in place; `not_undone` (write, reason) for
+    an undo the check refused or could not bind, never sent.
+    """
+    text = f"This run stopped: {cause}."
+    if undone:
+        listed = ", ".join(f"{write} (by {undo})" for write, undo in undone)
+        text += f" Undone, latest first: {listed}."
+    if not_undoable:
+        text += f" Not undoable, and left as they are: {', '.join(not_undoable)}."
+    if not_undone:
+        listed = ", ".join(f"{write} ({reason})" for write, reason in not_undone)
+        text += f" Not undone, and still to be undone by hand: {listed}."
+    if not (undone or not_undoable or not_undone):
+        text += " Nothing had been written, so nothing needed undoing."
+    return text
+
+
+def stuck_reply(cause: str, undo_tool: str, tries: int, error: str, remaining: int) -> str:
+    """A rollback that stopped because an undo failed (chapter 34, "An undo that fails")."""
+    return (
+        f"This run stopped: {cause}. "
+        f"Undoing {undo_tool} failed after {tries} tries ({error}). "
+        f"{remaining} step(s) still need undoing."
+    )
+
+
+# --- why an undo was not sent ---
+
+
+def undo_not_in_catalogue(undo: str) -> str:
+    return f"{undo} is not one of this agent's tools"
+
+
+def undo_unbound(undo: str, argument: str) -> str:
+    return f"{undo}: nothing of the step binds {argument}"
+
+
+def undo_bound_elsewhere(undo: str, argument: str, source: str) -> str:
+    return f"{undo}: {argument} does not match {source} of the step it undoes"
+
+
+def undo_of_step_not_run(undo: str) -> str:
+    return f"{undo}: the step it undoes did not run"
+
+
+def undo_already_done(undo: str) -> str:
+    return f"{undo}: the step it undoes was undone already"
+
+
+def undo_refused(undo: str, refusal: str) -> str:
+    return f"the check refused {undo}: {refusal}"
+
+
+# --- what the check allowed (recorded before the send) ---
+
+
+def allowed_call(tool: str) -> str:
+    return f"{tool}: allowed by the rulebook"
+
+
+def allowed_undo(undo: str, write: str, step: int, sources: Mapping[str, str]) -> str:
+    bound = ", ".join(f"{name} <- {source}" for name, source in sources.items()) or "no arguments"
+    return f"{undo} undoes {write} (step {step}): bound {bound}; allowed by the rulebook"
+
+
+# --- what the model reads ---
+
+DECLINED_RESULT = "declined: the person skipped this call"
+
+
+def memory_call(tool: str, args: Mapping[str, Any]) -> str:
+    return f"call {call_text(tool, args)}"
+
+
+def memory_result(result: Any) -> str:
+    return brief(result, limit=2000)
+
+
+def memory_error(error_type: str, message: str) -> str:
+    return f"error: {error_type}: {message}" if message else f"error: {error_type}"
+
+
+# --- errors a caller gets for a bad answer or a misplaced turn ---
+
+
+def nothing_waiting(session: str) -> str:
+    return f"Nothing in session {session!r} waits for an answer."
+
+
+def not_an_answer(answer: str, answers: Sequence[str]) -> str:
+    return f"{answer!r} is not an answer to this question; the answers are: {', '.join(answers)}."
+
+
+def not_a_confirmation(kind: str) -> str:
+    return f"The question waiting is of kind {kind!r}, not a confirmation; use answer()."
+
+
+def not_your_session(user: str, session: str) -> str:
+    return f"User {user!r} cannot act on session {session!r}: another user started it."
+
+
+def question_pending(session: str, question: str) -> str:
+    return f"Session {session!r} waits for an answer first: {question}"
+
+
+def no_model(clause: str | None) -> str:
+    said = f'"{clause}"' if clause else "this turn"
+    return (
+        f"The selector could not read {said}, and on_unread: model needs a model; "
+        "calling a model is not supported yet. Nothing ran."
+    )
+
+
+def rewind_refused(session: str, remaining: int) -> str:
+    return (
+        f"Session {session!r} cannot be rewound: {remaining} step(s) still need undoing "
+        "(rewind_with_pending_compensation)."
+    )
+
+
+def _renderable(value: Any) -> bool:
+    try:
+        canonical_json(value)
+    except TypeError:
+        return False
+    return True
