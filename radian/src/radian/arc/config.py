@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from radian.arc.errors import ConfigError
 
@@ -73,11 +73,12 @@ class GateConfig(_Section):
     mutation: MutationConfig = Field(default_factory=MutationConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
 
-    @model_validator(mode="after")
-    def _stages_once_each(self) -> GateConfig:
-        if len(set(self.stages)) != len(self.stages):
+    @field_validator("stages")
+    @classmethod
+    def _stages_once_each(cls, stages: list[str]) -> list[str]:
+        if len(set(stages)) != len(stages):
             raise ValueError("each stage at most once")
-        return self
+        return stages
 
 
 class ArcConfig(_Section):

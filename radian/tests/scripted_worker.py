@@ -1,0 +1,103 @@
+"""A scripted command worker for arc's tests and demo: it does what its scenario file says.
+
+    scripted_worker.py <scenario.json>
+
+The scenario maps an attempt id (RADIAN_ARC_ATTEMPT) to a step, with "default" for any other
+attempt. A step's "do" is one of:
+  result   print a Result ("format": "radian" | "claude"), after committing and pushing the
+           task's branch when "commit" is true (and "push" is not false)
+  crash    print some output and exit 1 without a Result
+  silent   print nothing and sleep (a stall)
+  chatter  print a line every 0.1 s forever (runs into wall_time)
+  stubborn ignore SIGTERM and sleep (the wrapper must SIGKILL it)
+  sleep    sleep "secs" seconds, then act as "then" (another step)
+Other keys: "outcome", "session" (default: the resumed one, else "sess-<attempt>"),
+"cost" (the session total the Result reports), "model_error" (an object).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    scenario = json.loads(Path(sys.argv[1]).read_text())
+    attempt = os.environ.get("RADIAN_ARC_ATTEMPT", "001")
+    step = scenario.get(attempt, scenario.get("default", {"do": "crash"}))
+    return act(step, attempt)
+
+
+def act(step: dict, attempt: str) -> int:
+    action = step.get("do", "result")
+    if action == "crash":
+        print("about to crash", flush=True)
+        return 1
+    if action == "silent":
+        time.sleep(3600)
+        return 0
+    if action == "chatter":
+        while True:
+            print("working...", flush=True)
+            time.sleep(0.1)
+    if action == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("ignoring SIGTERM", flush=True)
+        time.sleep(3600)
+        return 0
+    if action == "sleep":
+        time.sleep(float(step.get("secs", 1)))
+        return act(step.get("then", {"do": "result", "outcome": "failed"}), attempt)
+    if step.get("commit"):
+        commit_and_push(attempt, push=step.get("push", True))
+    print(json.dumps({"type": "progress", "text": "done thinking"}), flush=True)
+    print(json.dumps(result(step, attempt)), flush=True)
+    return 0
+
+
+def result(step: dict, attempt: str) -> dict:
+    session = step.get("session") or os.environ.get("RADIAN_ARC_SESSION_ID") or f"sess-{attempt}"
+    outcome = step.get("outcome", "completed")
+    if step.get("format", "radian") == "claude":
+        subtypes = {
+            "completed": "success",
+            "failed": "error_during_execution",
+            "incomplete": "error_max_turns",
+            "budget_exceeded": "error_max_budget_usd",
+        }
+        document = {
+            "type": "result",
+            "subtype": subtypes.get(outcome, outcome),
+            "is_error": outcome != "completed",
+            "session_id": session,
+            "total_cost_usd": step.get("cost"),
+            "result": step.get("text", "done"),
+        }
+        if "api_error_status" in step:
+            document["api_error_status"] = step["api_error_status"]
+        return document
+    document = {"type": "result", "outcome": outcome, "session_id": session}
+    if "cost" in step:
+        document["cost_usd"] = step["cost"]
+    if "model_error" in step:
+        document["model_error"] = step["model_error"]
+    return document
+
+
+def commit_and_push(attempt: str, *, push: bool) -> None:
+    Path(f"work-{attempt}.txt").write_text(f"attempt {attempt}\n")
+    subprocess.run(["git", "add", "-A"], check=True)
+    subprocess.run(["git", "commit", "-q", "-m", f"work of attempt {attempt}"], check=True)
+    if push:
+        branch = os.environ["RADIAN_ARC_BRANCH"]
+        remote = os.environ["RADIAN_ARC_REMOTE"]
+        subprocess.run(["git", "push", "-q", remote, f"HEAD:refs/heads/{branch}"], check=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
