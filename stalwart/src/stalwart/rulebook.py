@@ -107,7 +107,7 @@ class OrderRule:
     earlier: str
     same: tuple[str, ...]
     line: int
-    references: tuple[Reference, ...] = field(repr=False, compare=False)
+    references: tuple[Reference, ...] = field(default=(), repr=False, compare=False)
 
     def refusal(
         self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall], where: str
@@ -137,7 +137,7 @@ class ArgumentCap:
     op: Comparison
     limit: Decimal
     line: int
-    references: tuple[Reference, ...] = field(repr=False, compare=False)
+    references: tuple[Reference, ...] = field(default=(), repr=False, compare=False)
 
     def refusal(
         self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall], where: str
@@ -164,7 +164,7 @@ class TotalCap:
     op: Comparison
     limit: Decimal
     line: int
-    references: tuple[Reference, ...] = field(repr=False, compare=False)
+    references: tuple[Reference, ...] = field(default=(), repr=False, compare=False)
 
     def refusal(
         self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall], where: str
@@ -194,7 +194,7 @@ class CallsCap:
     op: Comparison
     limit: Decimal
     line: int
-    references: tuple[Reference, ...] = field(repr=False, compare=False)
+    references: tuple[Reference, ...] = field(default=(), repr=False, compare=False)
 
     def refusal(
         self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall], where: str
@@ -351,10 +351,12 @@ def _parse_order(reader: _Reader) -> OrderRule:
         reader.word("with")
         reader.word("same")
         while True:
-            field = reader.take("name", "an argument name")
-            same.append(field.text)
+            argument = reader.take("name", "an argument name")
+            same.append(argument.text)
             for owner in (tool.text, earlier.text):
-                references.append(Reference("arg", owner, field.text, reader.line, field.column))
+                references.append(
+                    Reference("arg", owner, argument.text, reader.line, argument.column)
+                )
             if reader.next.text != ",":
                 break
             reader.position += 1
