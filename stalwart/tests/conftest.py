@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+import types
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pg_fixtures import BACKENDS, pg_server, pg_url, pytest_terminal_summary  # noqa: F401
 
+from stalwart import Agent, Reply
 from stalwart.clock import FakeClock
 from stalwart.record import Store, open_store
 
@@ -26,3 +32,156 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+# --- small agents in tmp_path: a real agent.yaml, a real tools module, a real record ---
+
+GARDEN_TOOLS = '''
+"""A garden's tools: every call is listed in CALLS; a tool named in FAIL raises."""
+
+from stalwart import tool
+
+CALLS: list[tuple[str, dict]] = []
+FAIL: set[str] = set()
+
+
+def _call(name, **args):
+    CALLS.append((name, args))
+    if name in FAIL:
+        raise RuntimeError(f"{name} is out of order")
+
+
+@tool
+def count_apples(order: int) -> dict:
+    """Count the apples of an order."""
+    _call("count_apples", order=order)
+    return {"order": order, "apples": 7}
+
+
+@tool(writes=True, undo="unpaint_fence")
+def paint_fence(order: int) -> dict:
+    """Paint the fence for an order."""
+    _call("paint_fence", order=order)
+    return {"order": order, "colour": "green"}
+
+
+@tool(writes=True)
+def unpaint_fence(order: int, colour: str) -> dict:
+    """Strip the paint off the fence."""
+    _call("unpaint_fence", order=order, colour=colour)
+    return {"order": order, "stripped": colour}
+
+
+@tool(writes=True, undo="unplant_tree")
+def plant_tree(order: int) -> dict:
+    """Plant a tree for an order."""
+    _call("plant_tree", order=order)
+    return {"order": order, "hole": f"h{order}"}
+
+
+@tool(writes=True)
+def unplant_tree(order: int, hole: str) -> dict:
+    """Dig a planted tree out of its hole."""
+    _call("unplant_tree", order=order, hole=hole)
+    return {"order": order, "filled": hole}
+
+
+@tool(writes=True, irreversible=True)
+def ring_bell(order: int) -> dict:
+    """Ring the bell for an order."""
+    _call("ring_bell", order=order)
+    return {"order": order, "rung": True}
+
+
+@tool(writes=True)
+def water_lawn(order: int) -> dict:
+    """Water the lawn for an order."""
+    _call("water_lawn", order=order)
+    return {"order": order, "litres": 5}
+'''
+
+GARDEN_TOOL_NAMES = [
+    "count_apples",
+    "paint_fence",
+    "unpaint_fence",
+    "plant_tree",
+    "unplant_tree",
+    "ring_bell",
+    "water_lawn",
+]
+
+
+@dataclass
+class Project:
+    """An agent.yaml, its tools module and its record, in one tmp folder."""
+
+    folder: Path
+    module: types.ModuleType | None = None
+    agents: list[Agent] = field(default_factory=list)
+
+    @property
+    def yaml(self) -> Path:
+        return self.folder / "agent.yaml"
+
+    def agent(self, **options: Any) -> Agent:
+        opened = Agent.from_file(self.yaml, **options)
+        self.agents.append(opened)
+        name = next(iter(opened.config.project.modules))
+        self.module = sys.modules[name]
+        return opened
+
+    @property
+    def calls(self) -> list[tuple[str, dict]]:
+        assert self.module is not None
+        return self.module.CALLS
+
+    @property
+    def fail(self) -> set[str]:
+        assert self.module is not None
+        return self.module.FAIL
+
+
+def write_project(
+    folder: Path,
+    *,
+    tools_source: str = GARDEN_TOOLS,
+    tool_names: list[str] | None = None,
+    rulebook: str = "",
+    facts: str = "",
+    record: str = "record.sqlite",
+    on_unread: str = "refuse",
+) -> Project:
+    """Write a project whose tools module has a name no other test uses."""
+    module = f"garden_{uuid.uuid4().hex[:12]}"
+    (folder / f"{module}.py").write_text(tools_source)
+    (folder / "policy.co").write_text(rulebook)
+    names = ", ".join(tool_names or GARDEN_TOOL_NAMES)
+    (folder / "agent.yaml").write_text(
+        "agents:\n"
+        "  keeper:\n"
+        f"    tools: [{names}]\n"
+        f"    on_unread: {on_unread}\n"
+        "tools:\n"
+        f"  - python: {module}\n"
+        f"{facts}"
+        "rulebook: ./policy.co\n"
+        f"record: {record}\n"
+    )
+    return Project(folder)
+
+
+@pytest.fixture
+def garden(tmp_path: Path, clock: FakeClock) -> Iterator[tuple[Project, Agent]]:
+    """The garden project and its agent, on a real SQLite record, with a fake clock."""
+    project = write_project(tmp_path)
+    agent = project.agent(clock=clock)
+    yield project, agent
+    for opened in project.agents:
+        opened.close()
+
+
+def approve_all(agent: Agent, turn: str, user: str) -> Reply:
+    reply = agent.chat(turn, user=user)
+    while reply.waiting and reply.waiting[0].kind == "confirm":
+        reply = agent.confirm(user, "approve")
+    return reply

@@ -1,0 +1,251 @@
+"""The Agent as a person meets it: confirmations, answers, replies, memory and the record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Project, approve_all, write_project
+
+from stalwart import (
+    Agent,
+    AnswerError,
+    FakeClock,
+    Message,
+    NoModelError,
+    NotYourSession,
+    QuestionPending,
+)
+from stalwart.keys import idempotency_key
+
+Garden = tuple[Project, Agent]
+
+
+def test_a_write_waits_for_a_confirmation_and_a_read_does_not(garden: Garden) -> None:
+    project, agent = garden
+    reply = agent.chat("count the apples for order 1, then paint the fence for order 1", user="u")
+    assert project.calls == [("count_apples", {"order": 1})]
+    assert reply.state == "waiting"
+    [waiting] = reply.waiting
+    assert waiting.kind == "confirm"
+    assert waiting.tool == "paint_fence"
+    assert waiting.args == {"order": 1}
+    assert waiting.answers == ("approve", "skip", "cancel all")
+    assert waiting.text == "Run paint_fence(order=1)?"
+    assert reply.text == waiting.text
+
+
+def test_approve_runs_exactly_the_arguments_shown_and_the_reply_says_what_came_back(
+    garden: Garden,
+) -> None:
+    project, agent = garden
+    reply = agent.chat("paint the fence for order 3, then plant a tree for order 4", user="u")
+    reply = agent.confirm("u", "approve")
+    assert project.calls == [("paint_fence", {"order": 3})]
+    assert reply.waiting[0].tool == "plant_tree"
+    reply = agent.confirm("u", "approve")
+    assert project.calls[-1] == ("plant_tree", {"order": 4})
+    assert reply.waiting == []
+    assert reply.state == "done"
+    assert reply.text == (
+        'Done: paint_fence returned {"colour":"green","order":3}; '
+        'plant_tree returned {"hole":"h4","order":4}.'
+    )
+
+
+def test_skip_declines_the_call_and_the_run_goes_on(garden: Garden) -> None:
+    project, agent = garden
+    agent.chat("paint the fence for order 3, then plant a tree for order 4", user="u")
+    agent.confirm("u", "skip")
+    reply = agent.confirm("u", "approve")
+    assert project.calls == [("plant_tree", {"order": 4})]
+    assert (
+        reply.text == 'Done: paint_fence was skipped; plant_tree returned {"hole":"h4","order":4}.'
+    )
+    [skipped, planted] = agent.record("u")
+    assert (skipped.tool, skipped.status, skipped.result) == (
+        "paint_fence",
+        "declined",
+        "declined: the person skipped this call",
+    )
+    assert planted.status == "ran"
+
+
+def test_cancel_all_fails_the_run_and_undoes_what_it_did(garden: Garden) -> None:
+    project, agent = garden
+    agent.chat(
+        "paint the fence for order 3, then plant a tree for order 4, "
+        "then ring the bell for order 5",
+        user="u",
+    )
+    agent.confirm("u", "approve")
+    agent.confirm("u", "approve")
+    reply = agent.answer("u", "cancel all")
+    assert [name for name, _ in project.calls] == [
+        "paint_fence",
+        "plant_tree",
+        "unplant_tree",
+        "unpaint_fence",
+    ]
+    assert project.calls[2] == ("unplant_tree", {"order": 4, "hole": "h4"})
+    assert project.calls[3] == ("unpaint_fence", {"order": 3, "colour": "green"})
+    assert reply.state == "rolled_back"
+    assert reply.waiting == []
+    assert reply.text == (
+        "This run stopped: you cancelled it at ring_bell. "
+        "Undone, latest first: plant_tree (by unplant_tree), paint_fence (by unpaint_fence)."
+    )
+
+
+def test_an_irreversible_write_is_confirmed_with_its_warnings(garden: Garden) -> None:
+    _, agent = garden
+    alone = agent.chat("ring the bell for order 1", user="solo")
+    assert alone.waiting[0].text == (
+        "Run ring_bell(order=1)?\nNothing can undo this step once it runs."
+    )
+    agent.chat("paint the fence for order 1, then ring the bell for order 1", user="u")
+    reply = agent.confirm("u", "approve")
+    assert reply.waiting[0].text == (
+        "Run ring_bell(order=1)? Nothing undoes this step, and the steps after it cannot "
+        "undo it.\nNothing can undo this step once it runs."
+    )
+    first = agent.chat("ring the bell for order 2, then plant a tree for order 2", user="v")
+    assert first.waiting[0].text.startswith(
+        "Run ring_bell(order=2)? Nothing undoes this step, and the steps after it"
+    )
+
+
+def test_a_failing_tool_rolls_back_last_write_first_and_lists_the_irreversible(
+    garden: Garden,
+) -> None:
+    project, agent = garden
+    project.fail.add("water_lawn")
+    reply = approve_all(
+        agent,
+        "paint the fence for order 1, then ring the bell for order 1, "
+        "then plant a tree for order 1, then water the lawn for order 1",
+        "u",
+    )
+    assert [name for name, _ in project.calls] == [
+        "paint_fence",
+        "ring_bell",
+        "plant_tree",
+        "water_lawn",
+        "unplant_tree",
+        "unpaint_fence",
+    ]
+    assert reply.text == (
+        "This run stopped: water_lawn failed (RuntimeError). Undone, latest first: "
+        "plant_tree (by unplant_tree), paint_fence (by unpaint_fence). "
+        "Not undoable, and left as they are: ring_bell."
+    )
+
+
+def test_answers_that_cannot_be_taken_raise_and_change_nothing(garden: Garden) -> None:
+    project, agent = garden
+    with pytest.raises(AnswerError, match="Nothing in session 'u' waits for an answer"):
+        agent.confirm("u", "approve")
+    agent.chat("paint the fence for order 1", user="u")
+    before = (agent.record("u"), agent.memory("u"), agent.pending("u"))
+    with pytest.raises(AnswerError, match="'maybe' is not an answer to this question"):
+        agent.confirm("u", "maybe")
+    with pytest.raises(AnswerError, match="another user started it"):
+        agent.confirm("mallory", "approve", session="u")
+    with pytest.raises(NotYourSession):
+        agent.chat("plant a tree for order 2", user="mallory", session="u")
+    with pytest.raises(QuestionPending, match="waits for an answer first: Run paint_fence"):
+        agent.chat("plant a tree for order 2", user="u")
+    assert (agent.record("u"), agent.memory("u"), agent.pending("u")) == before
+    assert project.calls == []
+    assert agent.confirm("u", " Approve ").state == "done"
+
+
+def test_sessions_are_per_user_by_default_and_may_be_named(garden: Garden) -> None:
+    _, agent = garden
+    agent.chat("paint the fence for order 1", user="ann")
+    agent.chat("plant a tree for order 2", user="ann", session="ann-2")
+    assert agent.pending("ann").waiting[0].tool == "paint_fence"  # type: ignore[union-attr]
+    assert agent.pending("ann", session="ann-2").waiting[0].tool == "plant_tree"  # type: ignore[union-attr]
+    assert agent.pending("bob") is None
+
+
+def test_an_unread_turn_says_which_clause_and_runs_nothing(garden: Garden) -> None:
+    project, agent = garden
+    reply = agent.chat("paint the fence for order 1, then fly to the moon", user="u")
+    assert reply.state == "unread"
+    assert reply.text == 'I could not read "fly to the moon" (no tool matches), so nothing ran.'
+    assert project.calls == []
+    assert agent.record("u") == []
+    assert agent.memory("u") == [
+        Message("user", "paint the fence for order 1, then fly to the moon"),
+        Message("assistant", reply.text),
+    ]
+
+
+def test_on_unread_model_raises_no_model_and_records_nothing(tmp_path: Path) -> None:
+    project = write_project(tmp_path, on_unread="model")
+    agent = project.agent(clock=FakeClock())
+    with pytest.raises(NoModelError, match='could not read "fly to the moon"'):
+        agent.chat("fly to the moon", user="u")
+    assert agent.store.load("u") is None
+    reply = agent.chat("count the apples for order 2", user="u")  # a read turn still runs
+    assert reply.state == "done"
+    agent.close()
+
+
+def test_memory_keeps_a_happy_run_and_the_record_keeps_every_call(garden: Garden) -> None:
+    _, agent = garden
+    approve_all(agent, "count the apples for order 1, then paint the fence for order 1", "u")
+    assert agent.memory("u") == [
+        Message("user", "count the apples for order 1, then paint the fence for order 1"),
+        Message("assistant", "call count_apples(order=1)"),
+        Message("tool", '{"apples":7,"order":1}'),
+        Message("assistant", "call paint_fence(order=1)"),
+        Message("tool", '{"colour":"green","order":1}'),
+        Message(
+            "assistant",
+            'Done: count_apples returned {"apples":7,"order":1}; '
+            'paint_fence returned {"colour":"green","order":1}.',
+        ),
+    ]
+    read, write = agent.record("u")
+    assert (read.kind, read.run, read.step) == ("read", "u#1", 1)
+    assert (write.kind, write.step, write.status) == ("write", 2, "ran")
+    assert write.key == idempotency_key("u", "1.2", "paint_fence", {"order": 1})
+    assert write.allowed == "paint_fence: allowed by the rulebook"
+
+
+def test_a_failed_run_is_rewound_in_memory_but_never_in_the_record(garden: Garden) -> None:
+    project, agent = garden
+    approve_all(agent, "count the apples for order 9", "u")
+    project.fail.add("plant_tree")
+    reply = approve_all(agent, "paint the fence for order 1, then plant a tree for order 1", "u")
+    memory = agent.memory("u")
+    assert memory[-2:] == [
+        Message("user", "paint the fence for order 1, then plant a tree for order 1"),
+        Message("assistant", reply.text),
+    ]
+    assert len(memory) == 6  # the first run's four messages stay
+    assert "out of order" not in " ".join(m.content for m in memory)
+    record = agent.record("u")
+    assert [(c.tool, c.kind, c.status) for c in record] == [
+        ("count_apples", "read", "ran"),
+        ("paint_fence", "write", "ran"),
+        ("plant_tree", "write", "failed"),
+        ("unpaint_fence", "undo", "ran"),
+    ]
+    assert record[1].undone_by_tool == "unpaint_fence"
+    assert record[2].error == "RuntimeError: plant_tree is out of order"
+    assert record[3].undoes == record[1].call_id
+    assert agent.rewind("u") is False  # it rewound itself; nothing is left to rewind
+
+
+def test_rewind_takes_a_finished_run_out_of_memory(garden: Garden) -> None:
+    _, agent = garden
+    reply = approve_all(agent, "count the apples for order 1", "u")
+    assert agent.rewind("u") is True
+    assert agent.memory("u") == [
+        Message("user", "count the apples for order 1"),
+        Message("assistant", reply.text),
+    ]
+    assert len(agent.record("u")) == 1
