@@ -41,8 +41,7 @@ from .core import NOT_ENGLISH, Grammar, Reading, Step, read
 
 __all__ = ["Grammar", "Reading", "Step", "read_turn"]
 
-# "a" and "as" are words of both languages, so they mark neither.
-_ENGLISH_MARKS = (english.STOP_WORDS | {"then"}) - {"a", "as"}
+_ENGLISH_MARKS = english.STOP_WORDS | {"then"}
 
 
 def read_turn(turn: str, tools: Sequence[ToolSpec]) -> Reading:

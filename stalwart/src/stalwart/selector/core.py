@@ -95,8 +95,8 @@ def value_could_be(value: str, arguments: Sequence[str], tool: str) -> str:
     return f"{value} could be {' or '.join(arguments)} of {tool}"
 
 
-def argument_given_twice(argument: str, values: Sequence[str], tool: str) -> str:
-    return f"argument {argument} of {tool} is given more than once: {', '.join(values)}"
+def value_unclear(argument: str, values: Sequence[str], tool: str) -> str:
+    return f"the value of {argument} of {tool} is unclear: {' or '.join(values)}"
 
 
 def no_argument_for(value: str, tool: str) -> str:
@@ -380,12 +380,13 @@ def _candidates(
 def _bind_by_name(reading: _ToolReading, tokens: Sequence[Token], grammar: Grammar) -> None:
     mentions = _mentions(tokens, reading.tool.params, grammar)
     names = {i for m in mentions for i in range(m.first, m.last + 1)}
-    # For each parameter: its possible values, each with the mention that offers it.
-    options: dict[str, dict[int, _Mention]] = {}
+    # For each parameter, its possible values by their text: the same value said twice
+    # ("order 4411 ... for order 4411") is one value, and binding it takes every saying.
+    options: dict[str, dict[str, dict[int, _Mention]]] = {}
     for mention in mentions:
         offered = options.setdefault(mention.param.name, {})
         for position in _candidates(mention, tokens, names, grammar):
-            offered.setdefault(position, mention)
+            offered.setdefault(tokens[position].text, {}).setdefault(position, mention)
     params = {p.name: p for p in reading.tool.params}
     tool = reading.tool.spec.name
     while True:
@@ -395,27 +396,30 @@ def _bind_by_name(reading: _ToolReading, tokens: Sequence[Token], grammar: Gramm
         single = [name for name, offered in open_options.items() if len(offered) == 1]
         if not single:
             name, offered = next(iter(open_options.items()))
-            if len({tokens[i].text for i in offered}) == 1:
-                # The same value said twice ("order 4411 ... order 4411") is one value.
-                offered = dict([next(iter(offered.items()))])
-                options[name] = offered
-                continue
-            reading.problem = argument_given_twice(
-                name, [tokens[i].text for i in sorted(offered)], tool
-            )
+            in_turn_order = sorted(offered, key=lambda text: min(offered[text]))
+            reading.problem = value_unclear(name, in_turn_order, tool)
             return
         name = single[0]
-        position, mention = next(iter(open_options[name].items()))
-        rivals = [other for other in single if other != name and position in open_options[other]]
+        ((text, sayings),) = open_options[name].items()
+        rivals = [
+            other
+            for other in single
+            if other != name and not sayings.keys().isdisjoint(*open_options[other].values())
+        ]
         if rivals:
-            reading.problem = value_could_be(tokens[position].text, [name, *rivals], tool)
+            reading.problem = value_could_be(text, [name, *rivals], tool)
             return
-        reading.args[name] = _convert(tokens[position], params[name], grammar)
-        reading.used.update({position, *range(mention.first, mention.last + 1)})
+        reading.args[name] = _convert(tokens[next(iter(sayings))], params[name], grammar)
+        for position, mention in sayings.items():
+            reading.used.update({position, *range(mention.first, mention.last + 1)})
         reading.named += 1
         del options[name]
         for offered in options.values():
-            offered.pop(position, None)
+            for other_text in list(offered):
+                for position in sayings:
+                    offered[other_text].pop(position, None)
+                if not offered[other_text]:
+                    del offered[other_text]
 
 
 def _bind_by_type(reading: _ToolReading, tokens: Sequence[Token], grammar: Grammar) -> None:

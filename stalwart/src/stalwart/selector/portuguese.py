@@ -8,11 +8,15 @@ How a turn is recognised
     Its words are counted against two lists. Portuguese marks are Portuguese function
     words that are not English words ("o", "da", "para", "depois", "e", ...) and any
     word with a Portuguese diacritic (ã, õ, ç, á, é, ...). English marks are the English
-    grammar's stop words and "then". A turn with more Portuguese marks than English
-    marks is Portuguese. "cobrar o pedido 4411 40,00, depois atualizar o crm" has three
-    Portuguese marks and no English one; "charge order 4411 40.00, then update the crm"
-    has none and two English ones. An English turn that names a café or a São Paulo
-    office still has more English marks than Portuguese ones.
+    grammar's stop words and "then", less the words both languages have ("a", "as").
+    A turn with at least one Portuguese function word and more Portuguese marks than
+    English marks is Portuguese.
+
+    "cobrar o pedido 4411 40,00, depois atualizar o crm" has three Portuguese marks and
+    no English one. "charge order 4411 40.00, then update the crm" has none and two
+    English ones. "set room café to 21 degrees" names a café in English: it has no
+    Portuguese function word. Quoted strings are values, not the turn's language, and
+    are not counted.
 """
 
 from __future__ import annotations
@@ -21,16 +25,18 @@ import re
 from collections.abc import Iterable
 
 _FUNCTION_WORDS_TEXT = """
-    o os da das dos na nas ao aos pelo pela pelos pelas num numa
+    o os da das dos na nas ao aos pelo pela pelos pelas numa
     um uma uns umas e ou em para com sem por que depois então entao também tambem
-    mais já ja não nao seu sua seus suas meu minha meus minhas este esta isto esse essa
-    isso aquele aquela favor
+    mais já não nao seu sua seus suas meu minha meus minhas este esta isto esse essa
+    isso aquele aquela
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 
 DIACRITICS = frozenset("ãõçáéíóúâêôàü")
+SHARED_WORDS = frozenset({"a", "as"})
 
-_WORDS = re.compile(r"[^\W\d_]+")
+_WORDS = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")  # "e-mail" is one word, not "e"
+_QUOTED = re.compile(r"\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)")
 
 
 def marks(words: Iterable[str]) -> int:
@@ -38,8 +44,11 @@ def marks(words: Iterable[str]) -> int:
     return sum(1 for w in words if w in FUNCTION_WORDS or not DIACRITICS.isdisjoint(w))
 
 
-def reads_as_portuguese(turn: str, english_marks: frozenset[str]) -> bool:
-    """Whether the turn has more Portuguese marks than English ones (`english_marks`)."""
-    words = _WORDS.findall(turn.lower())
-    portuguese = marks(words)
-    return portuguese > 0 and portuguese > sum(1 for w in words if w in english_marks)
+def reads_as_portuguese(turn: str, english_words: frozenset[str]) -> bool:
+    """Whether the turn reads as Portuguese rather than as English (`english_words`)."""
+    english_marks = english_words - SHARED_WORDS
+    # A quoted string is a value, a name or a title, not the language of the turn.
+    words = _WORDS.findall(_QUOTED.sub(" ", turn.lower()))
+    if FUNCTION_WORDS.isdisjoint(words):
+        return False
+    return marks(words) > sum(1 for w in words if w in english_marks)
