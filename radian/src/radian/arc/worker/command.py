@@ -12,8 +12,8 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
+from radian.arc.config import WorkerConfig
 from radian.arc.worker import texts
 
 # {resume_args} is the one placeholder that expands to a variable number of arguments:
@@ -39,16 +39,6 @@ ENV_BRANCH = "RADIAN_ARC_BRANCH"
 ENV_REMOTE = "RADIAN_ARC_REMOTE"
 
 
-class WorkerSettings(Protocol):
-    """What the worker package reads from the [worker] config section."""
-
-    exec_args: list[str]
-    stall_secs: float
-    wall_time_secs: float
-    session: str  # "resume" | "fresh"
-    term_grace_secs: float
-
-
 @dataclass(frozen=True)
 class CommandValues:
     """What one attempt's placeholders and environment variables stand for."""
@@ -63,7 +53,7 @@ class CommandValues:
     remote: str
 
 
-def session_to_resume(settings: WorkerSettings, previous_session_id: str | None) -> str | None:
+def session_to_resume(settings: WorkerConfig, previous_session_id: str | None) -> str | None:
     """The session an attempt resumes: the previous one, unless the config asks for fresh."""
     return previous_session_id if settings.session == "resume" else None
 

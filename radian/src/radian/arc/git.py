@@ -1,0 +1,313 @@
+"""The one place that runs git: remote heads, task branches, worktrees and merges.
+
+Every attempt of a task runs in the task's worktree, `<repo>/.radian/arc/worktrees/<task>/`,
+on the task's branch. The path stays the same across attempts because a worker's session
+(Claude Code's, for one) is tied to its working directory, so `--resume` needs it; the
+worktree itself is re-created for each attempt from the branch's last commit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+ARC_STATE_DIR = Path(".radian") / "arc"
+WORKTREES_DIR = ARC_STATE_DIR / "worktrees"
+EXCLUDE_LINE = "/.radian/arc/"
+# git's own messages must not be translated, and a fetch must never ask for a password.
+GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+MERGE_CONFLICT_EXIT = 1
+
+
+class GitError(Exception):
+    """A git command failed; the message names the command and carries git's stderr."""
+
+    def __init__(self, args: list[str], cwd: Path, returncode: int, stderr: str) -> None:
+        self.args_run = args
+        self.cwd = cwd
+        self.returncode = returncode
+        self.stderr = stderr.strip()
+        super().__init__(
+            f"git {' '.join(args)} (in {cwd}) exited {returncode}: {self.stderr or 'no output'}"
+        )
+
+
+@dataclass(frozen=True)
+class PreparedWorktree:
+    path: Path
+    branch: str
+    base_sha: str  # the remote target branch's head the attempt starts from
+    head_sha: str  # the branch's head when the worker starts (before any merge commit)
+    merge_conflicts: tuple[str, ...]  # paths left conflicted by start_mid_merge
+
+
+def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Runs git in cwd; raises GitError on a non-zero exit when check is true."""
+    completed = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    if check and completed.returncode != 0:
+        raise GitError(list(args), cwd, completed.returncode, completed.stderr)
+    return completed
+
+
+def fetch(repo: Path, remote: str) -> None:
+    run_git(repo, "fetch", "--quiet", remote)
+
+
+def rev_parse(repo: Path, ref: str) -> str | None:
+    """The commit ref names, or None when it names none."""
+    completed = run_git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    return completed.stdout.strip() if completed.returncode == 0 else None
+
+
+def remote_branch_sha(repo: Path, remote: str, branch: str) -> str | None:
+    """The remote's own head of branch, asked of the remote (not the fetched copy)."""
+    completed = run_git(repo, "ls-remote", "--heads", remote, f"refs/heads/{branch}")
+    for line in completed.stdout.splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref == f"refs/heads/{branch}":
+            return sha
+    return None
+
+
+def local_branch_exists(repo: Path, branch: str) -> bool:
+    return rev_parse(repo, f"refs/heads/{branch}") is not None
+
+
+def worktree_path(repo: Path, task: str) -> Path:
+    return repo / WORKTREES_DIR / task
+
+
+def worktree_lock_path(repo: Path, task: str) -> Path:
+    """The worktree's lock file: beside the worktree, so it outlives re-creating it."""
+    return repo / WORKTREES_DIR / f"{task}.lock"
+
+
+def prepare_worktree(
+    repo: Path,
+    task: str,
+    branch: str,
+    remote: str,
+    target_branch: str,
+    start_mid_merge: bool = False,
+) -> PreparedWorktree:
+    """Fetches the remote and (re-)creates the task's worktree on its branch.
+
+    The branch is created from `<remote>/<target_branch>` the first time (or from
+    `<remote>/<branch>` if only the remote has it) and reused after, so a retry continues
+    the task's work. With start_mid_merge the worktree is left in
+    `git merge --no-commit <remote>/<target_branch>`, conflicts and all, for the worker.
+    """
+    fetch(repo, remote)
+    base_sha = rev_parse(repo, f"refs/remotes/{remote}/{target_branch}")
+    if base_sha is None:
+        raise GitError(
+            ["rev-parse", f"{remote}/{target_branch}"], repo, 1, "the remote has no such branch"
+        )
+    _exclude_arc_state(repo)
+    path = worktree_path(repo, task)
+    _remove_worktrees_holding(repo, branch, also=path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if local_branch_exists(repo, branch):
+        run_git(repo, "worktree", "add", "--quiet", str(path), branch)
+    else:
+        start = rev_parse(repo, f"refs/remotes/{remote}/{branch}") or base_sha
+        run_git(repo, "worktree", "add", "--quiet", "--no-track", "-b", branch, str(path), start)
+    head_sha = rev_parse(path, "HEAD")
+    assert head_sha is not None  # a worktree just added has a HEAD
+    conflicts: tuple[str, ...] = ()
+    if start_mid_merge:
+        conflicts = start_merge(path, f"{remote}/{target_branch}")
+    return PreparedWorktree(path, branch, base_sha, head_sha, conflicts)
+
+
+def start_merge(worktree: Path, ref: str) -> tuple[str, ...]:
+    """`git merge --no-commit --no-ff ref`, left as it stands; the conflicted paths."""
+    completed = run_git(worktree, "merge", "--no-commit", "--no-ff", ref, check=False)
+    conflicts = conflicted_paths(worktree)
+    if completed.returncode not in (0, MERGE_CONFLICT_EXIT) or (
+        completed.returncode == MERGE_CONFLICT_EXIT and not conflicts
+    ):
+        raise GitError(
+            ["merge", "--no-commit", "--no-ff", ref],
+            worktree,
+            completed.returncode,
+            completed.stderr or completed.stdout,
+        )
+    return conflicts
+
+
+def conflicted_paths(worktree: Path) -> tuple[str, ...]:
+    completed = run_git(worktree, "diff", "--name-only", "--diff-filter=U")
+    return tuple(line for line in completed.stdout.splitlines() if line)
+
+
+def merge_in_progress(worktree: Path) -> bool:
+    return rev_parse(worktree, "MERGE_HEAD") is not None
+
+
+def uncommitted_changes(worktree: Path) -> list[str]:
+    """`git status --porcelain` lines: changed, staged and untracked (not ignored) files."""
+    completed = run_git(worktree, "status", "--porcelain", "--untracked-files=all")
+    return [line for line in completed.stdout.splitlines() if line]
+
+
+def current_branch(worktree: Path) -> str | None:
+    completed = run_git(worktree, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    return completed.stdout.strip() if completed.returncode == 0 else None
+
+
+def commits_between(repo: Path, base: str, head: str) -> int:
+    """How many commits head has that base does not."""
+    completed = run_git(repo, "rev-list", "--count", f"{base}..{head}")
+    return int(completed.stdout.strip())
+
+
+def remove_worktree(repo: Path, path: Path) -> None:
+    """Removes a worktree (uncommitted changes and all) and forgets it."""
+    run_git(repo, "worktree", "remove", "--force", "--force", str(path), check=False)
+    if path.exists():
+        shutil.rmtree(path)
+    run_git(repo, "worktree", "prune")
+
+
+def _remove_worktrees_holding(repo: Path, branch: str, also: Path) -> None:
+    """A branch can be checked out in one worktree only: remove the stale worktree of an
+    earlier attempt (and anything left at `also`), never the repository's own."""
+    run_git(repo, "worktree", "prune")
+    worktrees = _worktrees(repo)
+    main = worktrees[0][0] if worktrees else repo.resolve()
+    for path, checked_out in worktrees:
+        if checked_out != f"refs/heads/{branch}":
+            continue
+        if path == main:
+            raise GitError(
+                ["worktree", "add", branch],
+                repo,
+                1,
+                f"branch {branch} is checked out in the repository itself ({path})",
+            )
+        remove_worktree(repo, path)
+    if also.exists():
+        remove_worktree(repo, also)
+
+
+def _worktrees(repo: Path) -> list[tuple[Path, str | None]]:
+    """(path, checked-out ref) of every worktree, the repository's own first."""
+    completed = run_git(repo, "worktree", "list", "--porcelain")
+    found: list[tuple[Path, str | None]] = []
+    for block in completed.stdout.strip().split("\n\n"):
+        fields = dict(line.partition(" ")[::2] for line in block.splitlines() if line)
+        if "worktree" in fields:
+            found.append((Path(fields["worktree"]).resolve(), fields.get("branch")))
+    return found
+
+
+def _exclude_arc_state(repo: Path) -> None:
+    """Keeps arc's state (and the worktrees inside it) out of the repository's status."""
+    common = run_git(repo, "rev-parse", "--git-common-dir").stdout.strip()
+    exclude = (repo / common / "info" / "exclude").resolve()
+    existing = exclude.read_text() if exclude.exists() else ""
+    if EXCLUDE_LINE in existing.splitlines():
+        return
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    separator = "" if not existing or existing.endswith("\n") else "\n"
+    exclude.write_text(f"{existing}{separator}{EXCLUDE_LINE}\n")
+
+
+# == GATE (radian.arc.gate): mergeability, scratch worktrees, integration merge and push ====
+# Added by the gate's engineer. The gate never touches the user's checkout or the task's own
+# worktree: it verifies in detached scratch worktrees under .radian/arc/gate-worktrees/.
+GATE_WORKTREES_DIR = ARC_STATE_DIR / "gate-worktrees"
+# Used only when the repository has no identity of its own, so an integration merge commit
+# can always be written.
+FALLBACK_IDENTITY = ("radian arc", "arc@radian.invalid")
+
+
+@dataclass(frozen=True)
+class MergeCheck:
+    clean: bool
+    conflicted_paths: tuple[str, ...]
+
+
+def fetch_branch(repo: Path, remote: str, branch: str) -> str:
+    """Fetch `remote`'s `branch` into refs/remotes/<remote>/<branch>; return its sha."""
+    tracking = f"refs/remotes/{remote}/{branch}"
+    run_git(repo, "fetch", "--quiet", remote, f"+refs/heads/{branch}:{tracking}")
+    sha = rev_parse(repo, tracking)
+    if sha is None:
+        raise GitError(["rev-parse", tracking], repo, 1, "the remote has no such branch")
+    return sha
+
+
+def merge_check(repo: Path, ours: str, theirs: str) -> MergeCheck:
+    """Would `theirs` merge into `ours` without a conflict? Computed in memory (git 2.38+)."""
+    completed = run_git(
+        repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs,
+        check=False,
+    )  # fmt: skip
+    if completed.returncode == 0:
+        return MergeCheck(clean=True, conflicted_paths=())
+    if completed.returncode == MERGE_CONFLICT_EXIT:
+        # The first line is the tree written with conflict markers; then one path a line.
+        lines = [line for line in completed.stdout.splitlines()[1:] if line]
+        return MergeCheck(clean=False, conflicted_paths=tuple(dict.fromkeys(lines)))
+    raise GitError(["merge-tree", ours, theirs], repo, completed.returncode, completed.stderr)
+
+
+def changed_paths(repo: Path, target: str, head: str) -> list[str]:
+    """The files head changed since it forked from target (the merge base)."""
+    completed = run_git(repo, "diff", "--name-only", "--no-renames", f"{target}...{head}")
+    return [line for line in completed.stdout.splitlines() if line]
+
+
+def diff_since_fork(repo: Path, target: str, head: str) -> str:
+    return run_git(repo, "diff", f"{target}...{head}").stdout
+
+
+def add_detached_worktree(repo: Path, path: Path, commit: str) -> None:
+    """A fresh detached worktree of `commit` at `path`, replacing one left from before."""
+    if path.exists():
+        remove_worktree(repo, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _exclude_arc_state(repo)
+    run_git(repo, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit)
+
+
+def identity_args(repo: Path) -> list[str]:
+    """`-c user.name=… -c user.email=…` when the repository has no identity configured."""
+    name = run_git(repo, "config", "user.name", check=False).stdout.strip()
+    email = run_git(repo, "config", "user.email", check=False).stdout.strip()
+    if name and email:
+        return []
+    fallback_name, fallback_email = FALLBACK_IDENTITY
+    return ["-c", f"user.name={fallback_name}", "-c", f"user.email={fallback_email}"]
+
+
+def merge_no_ff(worktree: Path, commit: str, message: str) -> subprocess.CompletedProcess[str]:
+    return run_git(
+        worktree, *identity_args(worktree), "merge", "--no-ff", "--no-edit", "-m", message, commit,
+        check=False,
+    )  # fmt: skip
+
+
+def push_head(worktree: Path, remote: str, branch: str) -> subprocess.CompletedProcess[str]:
+    """Push HEAD to `remote`'s `branch` without force: a branch that moved is rejected."""
+    refspec = f"HEAD:refs/heads/{branch}"
+    return run_git(worktree, "push", "--porcelain", remote, refspec, check=False)
+
+
+def push_was_rejected(completed: subprocess.CompletedProcess[str]) -> bool:
+    """The push failed because the branch moved (non-fast-forward), not for another reason."""
+    text = completed.stdout + completed.stderr
+    return "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text

@@ -1,0 +1,209 @@
+"""One attempt: run the wrapper, read what it left, check the delivery.
+
+run_attempt blocks until the attempt ends. stop_attempt stops it from any process (radian
+arc cancel in another terminal): the wrapper's pid is in `<attempt dir>/wrapper.pid`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from radian.arc.clock import Clock, format_utc
+from radian.arc.config import WorkerConfig
+from radian.arc.store import write_json_atomic
+from radian.arc.worker.command import session_to_resume
+from radian.arc.worker.delivery import Delivery, check_delivery
+from radian.arc.worker.files import CANCELLED, AttemptFiles, WrapperSpec, read_json_or_none
+from radian.arc.worker.result import WorkerResult, parse_result
+
+WRAPPER_MODULE = "radian.arc.worker.wrapper"
+# How long stop_attempt waits, beyond the grace period, for the wrapper to finish its part.
+STOP_MARGIN_SECS = 5.0
+STOP_POLL_SECS = 0.05
+DEFAULT_GRACE_SECS = 10.0
+
+
+@dataclass(frozen=True)
+class AttemptSpec:
+    repo_root: Path
+    task: str
+    attempt_id: str
+    attempt_dir: Path
+    brief_text: str
+    worker: WorkerConfig
+    resume_session_id: str | None  # None: a fresh session
+    target_branch: str
+    remote: str
+    branch: str  # the task's own branch, e.g. "arc/<task>"
+    start_mid_merge: bool  # begin mid-merge with `<remote>/<target_branch>`, left conflicted
+
+
+@dataclass(frozen=True)
+class AttemptEnd:
+    result: WorkerResult | None  # None: terminated (no Result: a crash or a kill)
+    wrapper_class: str | None  # None | stall | wall_time | lock_held | cancelled
+    exit_code: int | None
+    delivery: Delivery | None  # set when result.outcome == "completed"
+    worker_started: bool  # False: the attempt failed before the worker started (no session)
+    session_id: str | None  # from the Result, else the one passed to resume
+    started_at: str
+    ended_at: str  # ISO 8601 UTC
+    log_path: Path
+
+
+def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
+    """Runs one attempt of the task's worker through the wrapper; blocks until it ends."""
+    started_at = format_utc(clock.now())
+    files = AttemptFiles(Path(spec.attempt_dir).resolve())
+    files.dir.mkdir(parents=True, exist_ok=True)
+    files.brief.write_text(spec.brief_text, encoding="utf-8")
+    session_id = session_to_resume(spec.worker, spec.resume_session_id)
+    wrapper_spec = WrapperSpec(
+        repo_root=str(spec.repo_root),
+        task=spec.task,
+        attempt_id=spec.attempt_id,
+        branch=spec.branch,
+        remote=spec.remote,
+        target_branch=spec.target_branch,
+        start_mid_merge=spec.start_mid_merge,
+        exec_args=list(spec.worker.exec_args),
+        session_id=session_id,
+        stall_secs=spec.worker.stall_secs,
+        wall_time_secs=spec.worker.wall_time_secs,
+        term_grace_secs=spec.worker.term_grace_secs,
+    )
+    write_json_atomic(files.spec, asdict(wrapper_spec))
+    wrapper_exit = _run_wrapper(files)
+    status = read_json_or_none(files.status) or {}
+    wrapper_class = status.get("wrapper_class")
+    if not status and files.cancel_requested.exists():
+        wrapper_class = CANCELLED  # cancelled before the wrapper could write a word
+    result = parse_result(_read_text(files.stdout), now=clock.now())
+    delivery = None
+    if result is not None and result.outcome == "completed" and status.get("worktree"):
+        delivery = check_delivery(
+            Path(status["worktree"]), spec.branch, spec.remote, status.get("base_sha")
+        )
+    worker_started = bool(status.get("worker_started"))
+    return AttemptEnd(
+        result=result,
+        wrapper_class=wrapper_class,
+        exit_code=status.get("exit_code") if worker_started else wrapper_exit,
+        delivery=delivery,
+        worker_started=worker_started,
+        session_id=(result.session_id if result and result.session_id else session_id),
+        started_at=started_at,
+        ended_at=format_utc(clock.now()),
+        log_path=files.log,
+    )
+
+
+def stop_attempt(attempt_dir: Path) -> bool:
+    """Stops the attempt running in attempt_dir, from any process: SIGTERM to its wrapper,
+    which stops the worker's group (SIGKILL after the grace period); if the wrapper itself
+    outlives the grace period by STOP_MARGIN_SECS, SIGKILL to both. True if one was running.
+    """
+    files = AttemptFiles(Path(attempt_dir).resolve())
+    pid = _read_pid(files.wrapper_pid)
+    if pid is None or not _is_wrapper(pid, files.dir):
+        return False
+    write_json_atomic(files.cancel_requested, {"pid": pid})
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    spec = read_json_or_none(files.spec) or {}
+    grace = float(spec.get("term_grace_secs", DEFAULT_GRACE_SECS))
+    deadline = time.monotonic() + grace + STOP_MARGIN_SECS
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(STOP_POLL_SECS)
+    if _alive(pid):
+        _kill(pid, signal.SIGKILL, group=False)
+        worker_pid = _read_pid(files.worker_pid)
+        if worker_pid is not None:
+            _kill(worker_pid, signal.SIGKILL, group=True)
+    return True
+
+
+def _run_wrapper(files: AttemptFiles) -> int:
+    """Runs the wrapper in a session of its own (a Ctrl-C in the terminal reaches only the
+    caller, who decides what to do) and keeps wrapper.pid while it runs; its exit code."""
+    with open(files.log, "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", WRAPPER_MODULE, str(files.dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    try:
+        _write_text_atomic(files.wrapper_pid, f"{process.pid}\n")
+        return process.wait()
+    finally:
+        if process.poll() is None:  # the caller was interrupted: stop the attempt with it
+            process.terminate()
+            process.wait()
+        files.wrapper_pid.unlink(missing_ok=True)
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _is_wrapper(pid: int, attempt_dir: Path) -> bool:
+    """pid is alive and is this attempt's wrapper (a pid file can outlive its process)."""
+    if not _alive(pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # no /proc to ask: trust the pid file
+    return WRAPPER_MODULE.encode() in cmdline and str(attempt_dir).encode() in cmdline
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    # The state follows the parenthesized command name; a zombie has finished.
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def _kill(pid: int, signum: int, *, group: bool) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if group:
+            os.killpg(pid, signum)
+        else:
+            os.kill(pid, signum)
