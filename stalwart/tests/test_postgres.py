@@ -1,0 +1,190 @@
+"""What only the PostgreSQL record does: many worker processes, the wait limit, the fence."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from stalwart.record import Changes, MessageRow, SessionBusy, SessionRow, open_store
+from stalwart.record.postgres import PostgresStore, session_lock_key
+
+pytestmark = pytest.mark.postgres
+
+# A worker advances session "s" `rounds` times: under the lock (unless told not to), it
+# loads the record, reads the counter (the number of messages) and appends message number
+# <counter>, after a pause that widens the window between reading and writing. Two
+# workers inside at once would write the same number: an upsert keeps one, a count is lost.
+WORKER = """
+import sys, time
+from contextlib import nullcontext
+from stalwart.record import Changes, MessageRow, open_store
+
+url, name, rounds, locked = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "lock"
+store = open_store(url)
+print("ready", flush=True)
+sys.stdin.readline()  # every worker starts at once
+for number in range(rounds):
+    with store.lock("s") if locked else nullcontext():
+        counter = len(store.load("s").messages)
+        time.sleep(0.005)
+        store.commit(Changes(messages=[MessageRow("s", counter, "user", name, None, False)]))
+store.close()
+"""
+
+
+@pytest.fixture
+def pg_store(pg_url: str) -> Iterator[PostgresStore]:
+    opened = PostgresStore(pg_url, lock_wait_secs=10)
+    yield opened
+    opened.close()
+
+
+def _race(url: str, workers: int, rounds: int, locked: bool) -> None:
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, url, f"w{n}", str(rounds), "lock" if locked else "-"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(workers)
+    ]
+    try:
+        for process in processes:
+            assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        for process in processes:
+            assert process.stdin is not None
+            process.stdin.write("go\n")
+            process.stdin.close()
+        for process in processes:
+            assert process.wait(60) == 0
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+
+
+def test_worker_processes_advance_a_session_one_at_a_time(pg_store: PostgresStore) -> None:
+    pg_store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
+    workers, rounds = 4, 12
+    _race(pg_store.url, workers, rounds, locked=True)
+    record = pg_store.load("s")
+    assert record is not None
+    assert [m.seq for m in record.messages] == list(range(workers * rounds))
+    for n in range(workers):
+        assert sum(m.content == f"w{n}" for m in record.messages) == rounds
+
+
+def test_without_the_lock_the_same_workers_lose_counts(pg_store: PostgresStore) -> None:
+    # The control: shows the race test above can fail, so its passing means something.
+    pg_store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
+    workers, rounds = 4, 12
+    _race(pg_store.url, workers, rounds, locked=False)
+    record = pg_store.load("s")
+    assert record is not None
+    assert len(record.messages) < workers * rounds
+
+
+def test_a_lock_not_had_in_time_raises_session_busy(pg_url: str, pg_store: PostgresStore) -> None:
+    impatient = PostgresStore(pg_url, lock_wait_secs=0.2)
+    try:
+        with (
+            pg_store.lock("s1"),
+            pytest.raises(SessionBusy, match="another worker"),
+            impatient.lock("s1"),
+        ):
+            pass  # pragma: no cover - never entered
+        with impatient.lock("s1"):  # free again, and the failed wait left nothing behind
+            impatient.commit(Changes(sessions=[SessionRow("s1", "u", "desk", 1.0)]))
+        assert impatient.load("s1") is not None
+    finally:
+        impatient.close()
+
+
+def test_a_holder_whose_connection_is_lost_cannot_commit(
+    pg_url: str, pg_store: PostgresStore
+) -> None:
+    rival = PostgresStore(pg_url, lock_wait_secs=10)
+    try:
+        with pg_store.lock("s1"):
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                holders = admin.execute(
+                    "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                ).fetchall()
+                assert len(holders) == 1
+                admin.execute("SELECT pg_terminate_backend(%s)", (holders[0][0],))
+            with rival.lock("s1"):  # the lease went with the connection
+                rival.commit(Changes(sessions=[SessionRow("s1", "rival", "desk", 1.0)]))
+            with pytest.raises(psycopg.OperationalError):
+                pg_store.commit(Changes(sessions=[SessionRow("s1", "stale", "desk", 1.0)]))
+        record = rival.load("s1")
+        assert record is not None and record.session.user == "rival"
+        with pg_store.lock("s1"):  # the store recovers with a fresh connection
+            assert pg_store.load("s1") is not None
+    finally:
+        rival.close()
+
+
+def test_workers_starting_at_once_all_create_the_schema(pg_url: str) -> None:
+    stores: list[PostgresStore] = []
+    failures: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            stores.append(PostgresStore(pg_url))
+        except BaseException as error:  # collected and reported by the assertion below
+            failures.append(error)
+
+    threads = [threading.Thread(target=start) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    try:
+        assert failures == []
+        assert len(stores) == 6
+    finally:
+        for opened in stores:
+            opened.close()
+
+
+def test_the_record_url_chooses_postgres(pg_url: str) -> None:
+    opened = open_store(pg_url)
+    try:
+        assert isinstance(opened, PostgresStore)
+    finally:
+        opened.close()
+
+
+def test_loads_and_commits_inside_the_lock_use_the_lock_connection(
+    pg_store: PostgresStore,
+) -> None:
+    with pg_store.lock("s1"):
+        pg_store.commit(Changes(sessions=[SessionRow("s1", "u", "desk", 1.0)]))
+        pg_store.commit(Changes(messages=[MessageRow("s1", 0, "user", "hi", None, False)]))
+        assert pg_store.load("s1") is not None
+    # one connection served the lock and everything inside it; it went back to the pool
+    assert len(pg_store._idle) == 1
+
+
+def test_session_lock_keys_are_signed_64_bit_and_stable() -> None:
+    keys = {session_lock_key(f"s{n}") for n in range(1000)}
+    assert len(keys) == 1000
+    assert all(-(2**63) <= key < 2**63 for key in keys)
+    assert session_lock_key("s1") == session_lock_key("s1")
+
+
+def test_bad_settings_and_a_closed_store_are_refused(pg_url: str) -> None:
+    with pytest.raises(ValueError, match="lock_wait_secs"):
+        PostgresStore(pg_url, lock_wait_secs=0)
+    closed = PostgresStore(pg_url)
+    closed.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        closed.load("s1")

@@ -1,0 +1,96 @@
+"""The tests' PostgreSQL server: found, started as the right user, stopped, or skipped."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+from pgserver import PostgresServer, PostgresUnavailable, find_bin_dir, start_postgres
+
+pytestmark = pytest.mark.postgres
+
+TESTS = Path(__file__).parent
+
+
+def test_the_session_server_serves_its_url(pg_server: PostgresServer) -> None:
+    assert pg_server.url() == f"postgresql://postgres@127.0.0.1:{pg_server.port}/stalwart_test"
+    with psycopg.connect(pg_server.url()) as connection:
+        version, fsync = connection.execute(
+            "SELECT current_setting('server_version_num')::int, current_setting('fsync')"
+        ).fetchone()
+    assert version >= 150000
+    assert fsync == "off"  # nothing of a test server outlives the run
+    assert pg_server.started_in_secs < 15
+
+
+def test_as_root_the_server_runs_as_the_postgres_user(pg_server: PostgresServer) -> None:
+    owner = pwd.getpwuid(pg_server.data_dir.stat().st_uid).pw_name
+    assert owner == ("postgres" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)
+
+
+def test_a_durable_server_starts_and_stop_removes_everything() -> None:
+    server = start_postgres(durable=True, database="bench")
+    url, root = server.url(), server.root
+    with psycopg.connect(url) as connection:
+        assert connection.execute("SELECT current_setting('fsync')").fetchone() == ("on",)
+    server.stop()
+    server.stop()  # a second stop does nothing
+    assert not root.exists()
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(url, connect_timeout=2)
+
+
+def test_a_database_name_is_checked(pg_server: PostgresServer) -> None:
+    with pytest.raises(ValueError, match="lower-case"):
+        pg_server.create_database('x"; DROP DATABASE stalwart_test; --')
+
+
+def test_a_chosen_binary_folder_is_the_only_one_tried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STALWART_PG_BIN", str(tmp_path))
+    assert find_bin_dir() is None
+    with pytest.raises(PostgresUnavailable, match="no PostgreSQL binaries"):
+        start_postgres()
+
+
+def _pytest_without_postgres(tmp_path: Path, ci: bool) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "conftest.py").write_text(
+        "from pg_fixtures import pg_server, pg_url, pytest_terminal_summary  # noqa\n"
+    )
+    (tmp_path / "test_needs_pg.py").write_text("def test_it(pg_url):\n    assert pg_url\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
+    env["PYTHONPATH"] = str(TESTS)
+    env["STALWART_PG_BIN"] = str(tmp_path / "nothing-here")
+    if ci:
+        env["CI"] = "true"
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_without_a_server_the_tests_skip_and_say_why(tmp_path: Path) -> None:
+    done = _pytest_without_postgres(tmp_path, ci=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 skipped" in done.stdout
+    assert (
+        "PostgreSQL tests skipped. PostgreSQL could not be started: no PostgreSQL binaries"
+        in done.stdout
+    )
+
+
+def test_in_ci_without_a_server_the_tests_fail(tmp_path: Path) -> None:
+    done = _pytest_without_postgres(tmp_path, ci=True)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "CI is set, so PostgreSQL tests never skip" in done.stdout
+    assert "skipped" not in done.stdout
