@@ -1,0 +1,38 @@
+"""A conflict with the target branch: detected before each stage, answered by a rework.
+
+Before every stage the gate fetches the target branch and asks git whether the task's
+commit merges with it (`git merge-tree --write-tree`, in memory: no worktree is touched).
+When it does not, the stage fails with reason `conflict` and the conflicted paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from filelock import FileLock
+
+from radian.arc import git
+from radian.arc.gate import texts
+from radian.arc.gate.stage import GateJob, StageResult, failed
+from radian.arc.gate.verdict import CONFLICT
+
+
+def remote_lock(repo_root: Path) -> FileLock:
+    """Held around fetches and pushes of the target branch, so two gates never race a ref."""
+    folder = repo_root / ".radian" / "arc" / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(folder / "gate-remote.lock"))
+
+
+def fetch_target(job: GateJob) -> str:
+    with remote_lock(job.repo_root):
+        return git.fetch_branch(job.repo_root, job.remote, job.target_branch)
+
+
+def check_conflict(job: GateJob, stage: str, main_sha: str) -> StageResult | None:
+    """The `conflict` failure of `stage`, or None when the head merges with main_sha."""
+    check = git.merge_check(job.repo_root, main_sha, job.head_sha)
+    if check.clean:
+        return None
+    paths = list(check.conflicted_paths)
+    return failed(CONFLICT, texts.conflict(stage, main_sha, paths), conflicted_paths=paths)

@@ -1,0 +1,68 @@
+"""The `integration` stage: merge the task into the target branch, run the key commands, push.
+
+The merge is made in a scratch worktree (never the user's checkout) detached at the remote
+target branch's head (`base_sha`), with `git merge --no-ff <head_sha>`. The integration
+commands run on that merged tree; then HEAD is pushed to the target branch without force.
+When the push is rejected because the target moved meanwhile, the stage starts over once
+from a fresh fetch (a new base_sha, a new conflict check, the commands again); a second
+rejection fails with reason `target_moved`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from radian.arc import git
+from radian.arc.gate import texts
+from radian.arc.gate.commands import run_commands
+from radian.arc.gate.conflict import check_conflict, fetch_target, remote_lock
+from radian.arc.gate.stage import GateJob, StageResult, failed, passed
+from radian.arc.gate.verdict import GATE_ERROR, TARGET_MOVED
+
+ROUNDS = 2  # the first try, and one more after a push rejected for a moved target
+
+
+def run_integration(job: GateJob, *, worktree: Path, log_path: Path) -> StageResult:
+    base_sha = ""
+    for _ in range(ROUNDS):
+        base_sha = fetch_target(job)
+        found = check_conflict(job, "integration", base_sha)
+        if found is not None:
+            return _with_base(found, base_sha)
+        git.add_detached_worktree(job.repo_root, worktree, base_sha)
+        merge = git.merge_no_ff(worktree, job.head_sha, f"arc: integrate {job.task}")
+        _log(log_path, f"$ git merge --no-ff {job.head_sha}", merge.stdout + merge.stderr)
+        if merge.returncode != 0:
+            detail = texts.integration_merge_failed(merge.stdout + merge.stderr)
+            return _with_base(failed(GATE_ERROR, detail), base_sha)
+        commands = run_commands(
+            job.config.integration.commands, cwd=worktree, log_path=log_path, stop=job.stop
+        )
+        if not commands.passed:
+            return _with_base(commands, base_sha)
+        merged_sha = git.rev_parse(worktree, "HEAD")
+        with remote_lock(job.repo_root):
+            push = git.push_head(worktree, job.remote, job.target_branch)
+        _log(
+            log_path, f"$ git push {job.remote} HEAD:{job.target_branch}", push.stdout + push.stderr
+        )
+        if push.returncode == 0:
+            detail = texts.integrated(merged_sha or "", job.target_branch)
+            return passed(detail, base_sha=base_sha, main_sha=base_sha, integrated_sha=merged_sha)
+        if not git.push_was_rejected(push):
+            detail = f"git push failed: {(push.stderr or push.stdout).strip()}"
+            return _with_base(failed(GATE_ERROR, detail), base_sha)
+    return _with_base(failed(TARGET_MOVED, texts.integration_moved()), base_sha)
+
+
+def _with_base(result: StageResult, base_sha: str) -> StageResult:
+    fields = {**result.fields, "base_sha": base_sha, "main_sha": base_sha}
+    return StageResult(result.passed, result.reason, result.detail, fields)
+
+
+def _log(log_path: Path, header: str, output: str) -> None:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("a", encoding="utf-8") as log:
+        log.write(f"{header}\n{output}")
+        if output and not output.endswith("\n"):
+            log.write("\n")

@@ -1,0 +1,50 @@
+"""What one stage run needs and what it reports, shared by every stage module."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from radian.arc.config import ArcConfig
+
+
+@dataclass(frozen=True)
+class GateJob:
+    """One gate run of one attempt: everything its stages read."""
+
+    repo_root: Path
+    task: str
+    attempt_id: str
+    head_sha: str
+    config: ArcConfig
+    fix_level: str
+    brief_text: str
+    task_dir: Path  # runs/<task>/
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def target_branch(self) -> str:
+        return self.config.target_branch
+
+    @property
+    def remote(self) -> str:
+        return self.config.repository.remote
+
+
+@dataclass(frozen=True)
+class StageResult:
+    passed: bool
+    reason: str | None
+    detail: str
+    # Extra verdict fields the stage sets (findings, mutation, base_sha, ...).
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def passed(detail: str, **fields: Any) -> StageResult:
+    return StageResult(passed=True, reason=None, detail=detail, fields=fields)
+
+
+def failed(reason: str, detail: str, **fields: Any) -> StageResult:
+    return StageResult(passed=False, reason=reason, detail=detail, fields=fields)
