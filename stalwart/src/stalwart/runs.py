@@ -300,7 +300,9 @@ def roll_back(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
 
 def writes_to_undo(ledger: Ledger, agentry: Agentry, run: RunRow) -> list[CallRow]:
     """The run's writes that ran, declare an undo, and were neither undone nor given up on."""
-    given_up = {c.undoes for c in ledger.run_calls(run.run_id) if c.kind == "undo"}
+    given_up = {
+        c.undoes for c in ledger.run_calls(run.run_id) if c.kind == "undo" and c.status == "refused"
+    }
     return [
         call
         for call in ledger.run_calls(run.run_id)

@@ -1,0 +1,245 @@
+"""Runs: the state table, rollback, undo bindings, the check, stuck undos, durable commits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Project, approve_all, write_project
+
+from stalwart import Agent, FakeClock, RewindRefused
+from stalwart.keys import idempotency_key, undo_key
+from stalwart.rulebook import PastCall
+from stalwart.runs import ENDED, TRANSITIONS, Event, RunStateError, State, transition
+
+Garden = tuple[Project, Agent]
+
+
+# --- the table ---
+
+
+def test_the_table_allows_exactly_its_transitions() -> None:
+    for state in State:
+        for event in Event:
+            if (state, event) in TRANSITIONS:
+                assert transition(state.value, event) == TRANSITIONS[(state, event)]
+            else:
+                with pytest.raises(RunStateError, match=f"cannot take {event.value!r}"):
+                    transition(state.value, event)
+
+
+def test_ended_states_lead_nowhere_and_every_state_is_reachable() -> None:
+    assert not [key for key in TRANSITIONS if key[0] in ENDED]
+    reached, frontier = {State.NEW}, [State.NEW]
+    while frontier:
+        state = frontier.pop()
+        for (source, _), target in TRANSITIONS.items():
+            if source == state and target not in reached:
+                reached.add(target)
+                frontier.append(target)
+    assert reached == set(State)
+
+
+# --- undo bindings ---
+
+
+def test_explicit_bindings_from_agent_yaml_bind_the_undo(tmp_path: Path) -> None:
+    facts = (
+        "  - paint_fence:\n"
+        "      undo: {tool: unpaint_fence, args: {order: $args.order, colour: $result.colour}}\n"
+    )
+    project = write_project(tmp_path, facts=facts)
+    agent = project.agent(clock=FakeClock())
+    project.fail.add("water_lawn")
+    approve_all(agent, "paint the fence for order 2, then water the lawn for order 2", "u")
+    assert project.calls[-1] == ("unpaint_fence", {"order": 2, "colour": "green"})
+    undo = agent.record("u")[-1]
+    assert undo.kind == "undo"
+    assert undo.allowed == (
+        "unpaint_fence undoes paint_fence (step 1): bound order <- $args.order, "
+        "colour <- $result.colour; allowed by the rulebook"
+    )
+    agent.close()
+
+
+def test_an_undo_that_cannot_be_bound_is_not_sent_and_says_why(tmp_path: Path) -> None:
+    facts = "  - paint_fence:\n      undo: {tool: unpaint_fence, args: {colour: $result.shade}}\n"
+    project = write_project(tmp_path, facts=facts)
+    agent = project.agent(clock=FakeClock())
+    project.fail.add("water_lawn")
+    reply = approve_all(
+        agent,
+        "plant a tree for order 1, then paint the fence for order 2, "
+        "then water the lawn for order 3",
+        "u",
+    )
+    assert [name for name, _ in project.calls] == [
+        "plant_tree",
+        "paint_fence",
+        "water_lawn",
+        "unplant_tree",
+    ]
+    assert reply.text == (
+        "This run stopped: water_lawn failed (RuntimeError). Undone, latest first: "
+        "plant_tree (by unplant_tree). Not undone, and still to be undone by hand: "
+        "paint_fence (unpaint_fence: nothing of the step binds colour)."
+    )
+    refused = [c for c in agent.record("u") if c.kind == "undo" and c.status == "refused"]
+    assert [(c.tool, c.undoes) for c in refused] == [("unpaint_fence", "u#1:2")]
+    agent.close()
+
+
+# --- the check ---
+
+
+def test_a_refused_first_write_ends_the_run_with_nothing_to_undo(tmp_path: Path) -> None:
+    project = write_project(tmp_path, rulebook="cap paint_fence.order <= 5\n")
+    agent = project.agent(clock=FakeClock())
+    reply = agent.chat("count the apples for order 9, then paint the fence for order 9", user="u")
+    why = agent.config.rulebook.refusal(
+        "paint_fence", {"order": 9}, [PastCall("count_apples", {"order": 9}, True, False)]
+    )
+    assert why
+    assert reply.waiting == []
+    assert reply.text == (
+        f"This run stopped: the check refused paint_fence ({why}). "
+        "Nothing had been written, so nothing needed undoing."
+    )
+    assert project.calls == [("count_apples", {"order": 9})]
+    assert [(c.tool, c.status, c.error) for c in agent.record("u")][-1] == (
+        "paint_fence",
+        "refused",
+        why,
+    )
+    agent.close()
+
+
+def test_a_refusal_after_a_write_rolls_the_run_back(tmp_path: Path) -> None:
+    project = write_project(tmp_path, rulebook="cap paint_fence.order <= 5\n")
+    agent = project.agent(clock=FakeClock())
+    reply = approve_all(agent, "plant a tree for order 1, then paint the fence for order 9", "u")
+    assert [name for name, _ in project.calls] == ["plant_tree", "unplant_tree"]
+    assert reply.text.startswith("This run stopped: the check refused paint_fence (")
+    assert reply.text.endswith("Undone, latest first: plant_tree (by unplant_tree).")
+    agent.close()
+
+
+def test_an_undo_the_rulebook_refuses_is_not_sent(tmp_path: Path) -> None:
+    project = write_project(tmp_path, rulebook="cap unpaint_fence.order <= 5\n")
+    agent = project.agent(clock=FakeClock())
+    project.fail.add("water_lawn")
+    reply = approve_all(agent, "paint the fence for order 7, then water the lawn for order 7", "u")
+    assert [name for name, _ in project.calls] == ["paint_fence", "water_lawn"]
+    assert "Not undone, and still to be undone by hand: paint_fence (the check refused " in (
+        reply.text
+    )
+    agent.close()
+
+
+# --- an undo that fails on every try ---
+
+
+def test_an_undo_failing_every_try_leaves_the_run_stuck_and_the_rewind_refused(
+    garden: Garden, clock: FakeClock
+) -> None:
+    project, agent = garden
+    project.fail.update({"water_lawn", "unplant_tree"})
+    reply = approve_all(
+        agent,
+        "paint the fence for order 1, then plant a tree for order 2, "
+        "then water the lawn for order 3",
+        "u",
+    )
+    assert [name for name, _ in project.calls] == [
+        "paint_fence",
+        "plant_tree",
+        "water_lawn",
+        *["unplant_tree"] * 4,
+    ]
+    assert clock.slept == [1.0, 2.0, 4.0]
+    assert reply.state == "stuck"
+    assert reply.text == (
+        "This run stopped: water_lawn failed (RuntimeError). Undoing unplant_tree failed "
+        "after 4 tries (RuntimeError: unplant_tree is out of order). "
+        "2 step(s) still need undoing."
+    )
+    memory_before = agent.memory("u")
+    with pytest.raises(RewindRefused, match="2 step\\(s\\) still need undoing") as refused:
+        agent.rewind("u")
+    assert refused.value.code == "rewind_with_pending_compensation"
+    assert agent.memory("u") == memory_before
+
+
+# --- the record before the send, keys, and the commits a step costs ---
+
+SPY_TOOLS = '''
+from stalwart import tool
+from stalwart.record.sqlite import SQLiteStore
+
+RECORD = ""
+SEEN = []
+
+
+def _recorded(session):
+    store = SQLiteStore(RECORD)
+    try:
+        return [(c.tool, c.status, c.allowed) for c in store.load(session).calls]
+    finally:
+        store.close()
+
+
+@tool(writes=True, undo="unbook_room")
+def book_room(order: int, idempotency_key: str) -> dict:
+    """Book a room for an order."""
+    SEEN.append(("book_room", idempotency_key, _recorded("u")))
+    return {"order": order, "room": 12}
+
+
+@tool(writes=True)
+def unbook_room(room: int, idempotency_key: str) -> dict:
+    """Give a booked room back."""
+    SEEN.append(("unbook_room", idempotency_key, _recorded("u")))
+    return {"room": room}
+
+
+@tool(writes=True)
+def break_vase(order: int) -> dict:
+    """Break a vase for an order."""
+    raise RuntimeError("it slipped")
+'''
+
+
+def test_each_call_is_recorded_in_flight_before_it_is_sent_and_carries_its_key(
+    tmp_path: Path,
+) -> None:
+    project = write_project(
+        tmp_path, tools_source=SPY_TOOLS, tool_names=["book_room", "unbook_room", "break_vase"]
+    )
+    agent = project.agent(clock=FakeClock())
+    assert project.module is not None
+    project.module.RECORD = str(tmp_path / "record.sqlite")
+    approve_all(agent, "book a room for order 5, then break a vase for order 5", "u")
+    [(_, book_key, seen_at_book), (_, undo_key_got, seen_at_undo)] = project.module.SEEN
+    assert seen_at_book == [("book_room", "in_flight", "book_room: allowed by the rulebook")]
+    write_key = idempotency_key("u", "1.1", "book_room", {"order": 5})
+    assert book_key == write_key
+    assert undo_key_got == undo_key(write_key, "unbook_room", {"room": 12})
+    assert seen_at_undo[-1][:2] == ("unbook_room", "in_flight")
+    assert seen_at_undo[-1][2].startswith("unbook_room undoes book_room (step 1): bound room")
+    agent.close()
+
+
+def test_a_write_step_costs_two_durable_commits(garden: Garden) -> None:
+    _, agent = garden
+    before = agent.store.commits
+    reply = agent.chat(
+        "paint the fence for order 1, then plant a tree for order 2, "
+        "then ring the bell for order 3",
+        user="u",
+    )
+    assert agent.store.commits - before == 1  # the run and its first question
+    while reply.waiting:
+        before = agent.store.commits
+        reply = agent.confirm("u", "approve")
+        assert agent.store.commits - before == 2  # in flight; outcome with what comes next
+    assert reply.state == "done"
