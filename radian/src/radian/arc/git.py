@@ -8,6 +8,7 @@ worktree itself is re-created for each attempt from the branch's last commit.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -108,6 +109,23 @@ def prepare_worktree(
     the task's work. With start_mid_merge the worktree is left in
     `git merge --no-commit <remote>/<target_branch>`, conflicts and all, for the worker.
     """
+    # Two tasks' attempts prepare at once under `radian arc run`: one's `worktree prune`
+    # or fetch must not see the other's half-added worktree, so one at a time per repo.
+    lock_path = repo / WORKTREES_DIR / ".prepare.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _prepare_worktree(repo, task, branch, remote, target_branch, start_mid_merge)
+
+
+def _prepare_worktree(
+    repo: Path,
+    task: str,
+    branch: str,
+    remote: str,
+    target_branch: str,
+    start_mid_merge: bool,
+) -> PreparedWorktree:
     fetch(repo, remote)
     base_sha = rev_parse(repo, f"refs/remotes/{remote}/{target_branch}")
     if base_sha is None:
