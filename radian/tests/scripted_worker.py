@@ -3,7 +3,8 @@
     scripted_worker.py <scenario.json>
 
 The scenario maps an attempt id (RADIAN_ARC_ATTEMPT) to a step, with "default" for any other
-attempt. A step's "do" is one of:
+attempt; a scenario may instead map task names (RADIAN_ARC_TASK) to such maps.
+A step's "do" is one of:
   result   print a Result ("format": "radian" | "claude"), after committing and pushing the
            task's branch when "commit" is true (and "push" is not false)
   crash    print some output and exit 1 without a Result
@@ -29,6 +30,7 @@ from pathlib import Path
 def main() -> int:
     scenario = json.loads(Path(sys.argv[1]).read_text())
     attempt = os.environ.get("RADIAN_ARC_ATTEMPT", "001")
+    scenario = scenario.get(os.environ.get("RADIAN_ARC_TASK", ""), scenario)
     step = scenario.get(attempt, scenario.get("default", {"do": "crash"}))
     return act(step, attempt)
 
