@@ -80,9 +80,11 @@ class Check:
             return Verdict(False, texts.undo_already_done(plan.tool))
         for name, value in plan.args.items():
             source = plan.sources.get(name)
-            found, bound = _resolve(source, write) if source else (False, None)
+            if source is None:
+                return Verdict(False, texts.undo_argument_not_bound(plan.tool, name))
+            found, bound = _resolve(source, write)
             if not found or bound != value:
-                return Verdict(False, texts.undo_bound_elsewhere(plan.tool, name, str(source)))
+                return Verdict(False, texts.undo_bound_elsewhere(plan.tool, name, source))
         refusal = self.rules.refusal(plan.tool, plan.args, history)
         if refusal is not None:
             return Verdict(False, texts.undo_refused(plan.tool, refusal))

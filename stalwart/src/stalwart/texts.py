@@ -136,6 +136,10 @@ def undo_bound_elsewhere(undo: str, argument: str, source: str) -> str:
     return f"{undo}: {argument} does not match {source} of the step it undoes"
 
 
+def undo_argument_not_bound(undo: str, argument: str) -> str:
+    return f"{undo}: {argument} is not bound to the step it undoes"
+
+
 def undo_of_step_not_run(undo: str) -> str:
     return f"{undo}: the step it undoes did not run"
 

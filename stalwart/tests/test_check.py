@@ -1,0 +1,131 @@
+"""The check: the rulebook on every call; an undo's bindings and their provenance."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from stalwart import tool
+from stalwart.check import Check, UndoPlan
+from stalwart.record.schema import CallRow
+from stalwart.rulebook import PastCall, parse_rulebook
+from stalwart.tools import UndoSpec, spec_of
+
+
+@tool(writes=True, undo="cancel_flight")
+def book_flight(passenger: str, flight: str) -> dict:
+    """Book a seat on a flight."""
+    return {"booking": "B1", "seat": "12A"}
+
+
+@tool(writes=True)
+def cancel_flight(booking: str, passenger: str, idempotency_key: str, note: str = "") -> dict:
+    """Cancel a booking."""
+    return {}
+
+
+def _tools(undo: UndoSpec | None = None) -> dict:
+    book = spec_of(book_flight)
+    cancel = spec_of(cancel_flight)
+    assert book is not None and cancel is not None
+    if undo is not None:
+        book = book.with_facts(undo=undo)
+    return {"book_flight": book, "cancel_flight": cancel}
+
+
+def _write(**changes: object) -> CallRow:
+    row = CallRow(
+        call_id="s#1:1",
+        run_id="s#1",
+        session="s",
+        agent="a",
+        seq=1,
+        step=1,
+        kind="write",
+        tool="book_flight",
+        args={"passenger": "Ada", "flight": "LX1"},
+        key="k",
+        status="ran",
+        allowed="ok",
+        result={"booking": "B1", "seat": "12A"},
+        error=None,
+        undoes=None,
+        undone_by=None,
+        bindings=None,
+        created=0.0,
+        finished=1.0,
+    )
+    return replace(row, **changes)
+
+
+EMPTY = parse_rulebook("")
+
+
+def test_an_undo_binds_by_name_from_the_arguments_then_the_result() -> None:
+    plan = Check(_tools(), EMPTY).plan_undo(_write())
+    assert plan == UndoPlan(
+        tool="cancel_flight",
+        args={"booking": "B1", "passenger": "Ada"},
+        sources={"booking": "$result.booking", "passenger": "$args.passenger"},
+    )
+
+
+def test_explicit_bindings_win_over_names() -> None:
+    undo = UndoSpec("cancel_flight", {"booking": "$result.seat"})
+    plan = Check(_tools(undo), EMPTY).plan_undo(_write())
+    assert isinstance(plan, UndoPlan)
+    assert plan.args["booking"] == "12A"
+    assert plan.sources["booking"] == "$result.seat"
+
+
+def test_an_undo_that_cannot_be_bound_says_which_argument() -> None:
+    check = Check(_tools(), EMPTY)
+    assert check.plan_undo(_write(result="a plain text")) == (
+        "cancel_flight: nothing of the step binds booking"
+    )
+    explicit = Check(_tools(UndoSpec("cancel_flight", {"booking": "$result.nope"})), EMPTY)
+    assert explicit.plan_undo(_write()) == "cancel_flight: nothing of the step binds booking"
+    missing = Check({"book_flight": _tools()["book_flight"]}, EMPTY)
+    assert missing.plan_undo(_write()) == "cancel_flight is not one of this agent's tools"
+
+
+def test_an_undo_is_allowed_only_for_a_step_that_ran_and_was_not_undone() -> None:
+    check = Check(_tools(), EMPTY)
+    plan = check.plan_undo(_write())
+    assert isinstance(plan, UndoPlan)
+    assert check.undo(_write(), plan, []).allowed
+    assert check.undo(_write(status="failed"), plan, []).text == (
+        "cancel_flight: the step it undoes did not run"
+    )
+    assert check.undo(_write(undone_by="s#1:1:undo"), plan, []).text == (
+        "cancel_flight: the step it undoes was undone already"
+    )
+
+
+def test_an_undo_never_takes_an_argument_from_anywhere_else() -> None:
+    check = Check(_tools(), EMPTY)
+    plan = check.plan_undo(_write())
+    assert isinstance(plan, UndoPlan)
+    forged = replace(plan, args={**plan.args, "booking": "B999"})
+    verdict = check.undo(_write(), forged, [])
+    assert not verdict.allowed
+    assert (
+        verdict.text
+        == "cancel_flight: booking does not match $result.booking of the step it undoes"
+    )
+    smuggled = replace(plan, args={**plan.args, "note": "free text"})
+    assert check.undo(_write(), smuggled, []).text == (
+        "cancel_flight: note is not bound to the step it undoes"
+    )
+
+
+def test_the_rulebook_decides_calls_and_undos() -> None:
+    rules = parse_rulebook("cancel_flight only after book_flight with same passenger\n")
+    check = Check(_tools(), rules)
+    assert check.call("book_flight", {"passenger": "Ada", "flight": "LX1"}, []).allowed
+    plan = check.plan_undo(_write())
+    assert isinstance(plan, UndoPlan)
+    refused = check.undo(_write(), plan, [])
+    assert not refused.allowed
+    assert refused.text.startswith("the check refused cancel_flight: ")
+    history = [PastCall("book_flight", {"passenger": "Ada", "flight": "LX1"}, True, False)]
+    assert check.undo(_write(), plan, history).allowed
