@@ -102,10 +102,14 @@ def run_mutation(
     )
 
 
+def _meta_path(cwd: Path, path: str) -> Path:
+    return cwd / "mutants" / f"{path}.meta"
+
+
 def _exit_codes(cwd: Path, files: Sequence[str]) -> list[int | None]:
     codes: list[int | None] = []
     for path in files:
-        meta = cwd / "mutants" / f"{path}.meta"
+        meta = _meta_path(cwd, path)
         if meta.is_file():
             codes.extend(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].values())
     return codes
@@ -123,5 +127,6 @@ def read_counts(cwd: Path, files: Sequence[str], min_killed: float) -> MutationC
         total=len(codes),
         score=killed / checked if checked else None,
         min_killed=min_killed,
-        files=list(files),
+        # The files mutmut mutated: those under its source_paths among the candidates.
+        files=[path for path in files if _meta_path(cwd, path).is_file()],
     )
