@@ -1,0 +1,90 @@
+"""The benchmark's measurements and the table they are printed as."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One scenario on one record backend, with the floor measured beside it."""
+
+    backend: str
+    scenario: str
+    seconds_per_run: tuple[float, ...]
+    commits: int  # counted by the store over every run
+    write_steps: int  # writes and undos sent, counted from the record over every run
+    floor_secs: float  # the same number of commits, raw
+    floor_name: str
+
+    @property
+    def runs(self) -> int:
+        return len(self.seconds_per_run)
+
+    @property
+    def runs_per_sec(self) -> float:
+        return self.runs / sum(self.seconds_per_run)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.seconds_per_run) * 1000
+
+    @property
+    def p95_ms(self) -> float:
+        ordered = sorted(self.seconds_per_run)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000
+
+    @property
+    def commits_per_run(self) -> float:
+        return self.commits / self.runs
+
+    @property
+    def commits_per_write_step(self) -> float:
+        return self.commits / self.write_steps if self.write_steps else float("nan")
+
+    @property
+    def floor_ms_per_run(self) -> float:
+        return self.floor_secs / self.runs * 1000
+
+    @property
+    def times_floor(self) -> float:
+        """The whole run's mean time over the floor's, per run."""
+        return sum(self.seconds_per_run) / self.floor_secs if self.floor_secs else float("nan")
+
+
+COLUMNS = (
+    ("record", "{0.backend}", 10),
+    ("scenario", "{0.scenario}", 14),
+    ("runs", "{0.runs:d}", 6),
+    ("runs/s", "{0.runs_per_sec:.1f}", 8),
+    ("median ms", "{0.median_ms:.2f}", 10),
+    ("p95 ms", "{0.p95_ms:.2f}", 8),
+    ("commits/run", "{0.commits_per_run:.2f}", 12),
+    ("commits/write", "{0.commits_per_write_step:.2f}", 14),
+    ("floor ms/run", "{0.floor_ms_per_run:.2f}", 13),
+    ("x floor", "{0.times_floor:.2f}", 8),
+)
+
+
+def table(rows: list[Measured]) -> str:
+    """The measurements as an aligned text table, one line per scenario and backend."""
+    lines = ["  ".join(name.rjust(width) for name, _, width in COLUMNS)]
+    for row in rows:
+        lines.append("  ".join(form.format(row).rjust(width) for _, form, width in COLUMNS))
+    return "\n".join(lines)
+
+
+def notes(rows: list[Measured]) -> str:
+    """What the floor of each backend is, and how each row stands against the aims."""
+    lines = []
+    for floor_name in dict.fromkeys(row.floor_name for row in rows):
+        lines.append(f"floor: {floor_name}")
+    for row in rows:
+        per_step = "ok" if row.commits_per_write_step <= 2 else "OVER 2"
+        floor = "ok" if row.times_floor <= 1.5 else "OVER 1.5"
+        lines.append(
+            f"aims for {row.backend} {row.scenario}: commits per write step <= 2: {per_step}; "
+            f"whole run <= 1.5 x floor: {floor}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,176 @@
+"""The record's cost, end to end: `make bench` (or `python stalwart/benchmarks/run.py`).
+
+Two scenarios on the shop's desk (examples/shop), each repeated `--runs` times (1,000 by
+default), each run in a session of its own:
+
+- failed order: chapter 34's first run: the turn, three approvals, provision_account
+  failing, two undos (restore_crm, refund_card) and the rewind;
+- happy order: three writes (charge_card, update_crm, send_receipt), each approved.
+
+On SQLite (WAL, synchronous=FULL: every commit durable) and on a durable PostgreSQL
+server started for the run (skipped, with the reason, when none can be). It prints runs
+per second, the median and p95 time of one run, durable commits per run and per write
+step (writes and undos sent, counted from the record), both counted by the store itself,
+and the floor measured in the same process: the same number of durable commits, raw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHOP = HERE.parent / "examples" / "shop"
+sys.path.insert(0, str(HERE.parent / "tests"))  # pgserver: the tests' PostgreSQL server
+
+from floor import Floor, PostgresFloor, SQLiteFloor  # noqa: E402
+from report import Measured, notes, table  # noqa: E402
+
+from stalwart import Agent  # noqa: E402
+from stalwart.record import Store, open_store  # noqa: E402
+
+WARM_UP_RUNS = 20
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    turn: str
+    reply_starts: str  # a run whose reply does not start so measured something else
+
+
+SCENARIOS = (
+    Scenario(
+        "failed order",
+        "charge order 4411 40.00, then update the crm for order 4411, "
+        "then provision the account for order 4411",
+        "This run stopped: provision_account failed (RuntimeError). Undone, latest first: "
+        "update_crm (by restore_crm), charge_card (by refund_card).",
+    ),
+    Scenario(
+        "happy order",
+        "charge order 4411 40.00, then update the crm for order 4411, "
+        "then send the receipt for order 4411",
+        "Done: charge_card returned",
+    ),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=1000, help="runs per scenario (1000)")
+    parser.add_argument(
+        "--backend", choices=("sqlite", "postgres", "all"), default="all", help="record(s)"
+    )
+    options = parser.parse_args(argv)
+    if options.runs < 1:
+        parser.error("--runs must be 1 or more")
+    print(
+        f"stalwart benchmark: {options.runs} runs per scenario; Python "
+        f"{platform.python_version()} on {platform.system()} {platform.machine()}",
+        flush=True,
+    )
+    rows: list[Measured] = []
+    backends = ("sqlite", "postgres") if options.backend == "all" else (options.backend,)
+    for backend in backends:
+        with _record(backend) as opened:
+            if opened is None:
+                continue
+            store, floor = opened
+            for scenario in SCENARIOS:
+                rows.append(_measure(backend, scenario, store, options.runs, floor))
+                print(f"  measured {backend} {scenario.name}", flush=True)
+    print(table(rows))
+    print(notes(rows))
+    return 0
+
+
+@contextmanager
+def _record(backend: str) -> Iterator[tuple[Store, Floor] | None]:
+    """A fresh record on the backend, with its floor; None (said why) if it cannot run."""
+    with tempfile.TemporaryDirectory(prefix="stalwart-bench-") as folder:
+        if backend == "sqlite":
+            store, floor = (
+                open_store(str(Path(folder) / "record.sqlite")),
+                SQLiteFloor(Path(folder)),
+            )
+            try:
+                yield store, floor
+            finally:
+                store.close()
+                floor.close()
+            return
+        from pgserver import PostgresUnavailable, start_postgres
+
+        try:
+            server = start_postgres(durable=True, database="stalwart_bench")
+        except PostgresUnavailable as why:
+            print(f"PostgreSQL skipped: {why}", flush=True)
+            yield None
+            return
+        try:
+            store, floor = open_store(server.url()), PostgresFloor(server.url())
+            try:
+                yield store, floor
+            finally:
+                store.close()
+                floor.close()
+        finally:
+            server.stop()
+
+
+def _measure(backend: str, scenario: Scenario, store: Store, runs: int, floor: Floor) -> Measured:
+    desk = Agent.from_file(SHOP / "agent.yaml", store=store)
+    from shop.tools import CALLS  # importable once Agent.from_file put the shop on sys.path
+
+    slug = scenario.name.replace(" ", "-")
+    for number in range(WARM_UP_RUNS):
+        _order(desk, scenario, f"warm-{backend}-{slug}-{number}")
+        CALLS.clear()
+    seconds: list[float] = []
+    commits = 0
+    floor_secs = 0.0
+    users = [f"{backend}-{slug}-{number}" for number in range(runs)]
+    for user in users:
+        before = store.commits
+        began = time.perf_counter()
+        _order(desk, scenario, user)
+        seconds.append(time.perf_counter() - began)
+        made = store.commits - before
+        commits += made
+        floor_secs += floor.commit(made)  # right after the run, under the same disk weather
+        CALLS.clear()
+    write_steps = sum(
+        1
+        for user in users
+        for call in desk.record(user)
+        if call.kind in ("write", "undo") and call.status in ("ran", "failed")
+    )
+    return Measured(
+        backend=backend,
+        scenario=scenario.name,
+        seconds_per_run=tuple(seconds),
+        commits=commits,
+        write_steps=write_steps,
+        floor_secs=floor_secs,
+        floor_name=floor.name,
+    )
+
+
+def _order(desk: Agent, scenario: Scenario, user: str) -> None:
+    reply = desk.chat(scenario.turn, user=user)
+    while reply.waiting and reply.waiting[0].kind == "confirm":
+        reply = desk.confirm(user, "approve")
+    if not reply.text.startswith(scenario.reply_starts):
+        raise SystemExit(f"{scenario.name}: unexpected reply {reply.text!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
