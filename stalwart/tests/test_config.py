@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 import uuid
@@ -17,9 +18,10 @@ from stalwart.config import (
     confirms,
     load_agent,
     load_project,
+    unload_tool_modules,
 )
 from stalwart.errors import ConfigError
-from stalwart.tools import UndoSpec
+from stalwart.tools import UndoSpec, spec_of
 
 SHOP = Path(__file__).resolve().parents[1] / "examples" / "shop"
 
@@ -277,7 +279,8 @@ def test_yaml_facts_under_a_tools_name_override_the_decorator(make_project: Make
     from importlib import import_module
 
     module = import_module(load_project(path).modules[0])
-    assert module.charge_card.__stalwart_tool__.undo == UndoSpec("refund_card")
+    decorated = spec_of(module.charge_card)
+    assert decorated is not None and decorated.undo == UndoSpec("refund_card")
 
 
 def test_an_explicit_undo_binding_is_kept(make_project: MakeProject) -> None:
@@ -426,6 +429,12 @@ def test_yaml_syntax_error_names_its_line(make_project: MakeProject) -> None:
             4,
         ),
         (DESK + "agents: {}\n", "agents", "this key appears twice", 7),
+        (
+            DESK + "  - charge_card: {retry_safe: true}\n  - charge_card: {writes: true}\n",
+            "tools[2].charge_card",
+            "facts about this tool are already said above",
+            8,
+        ),
     ],
 )
 def test_bad_input_names_file_key_path_expectation_and_line(
@@ -556,3 +565,29 @@ def test_two_folders_whose_modules_share_a_name_do_not_collide_silently(
         error.expected
     )
     assert "cannot be loaded in one process" in error.expected
+
+
+def test_a_copy_of_the_shop_loads_once_the_first_is_unloaded(tmp_path: Path) -> None:
+    original = load_project(SHOP / "agent.yaml")
+    copy = tmp_path / "shop"
+    shutil.copytree(SHOP, copy, ignore=shutil.ignore_patterns("*.sqlite*", "__pycache__"))
+    with pytest.raises(ConfigError, match="already imported from"):
+        load_project(copy / "agent.yaml")
+    # Other tests hold the original modules: they are put back as they were.
+    saved_modules = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "shop"}
+    saved_path = list(sys.path)
+    unload_tool_modules(original)
+    try:
+        assert "shop.tools" not in sys.modules and str(SHOP) not in sys.path
+        copied = load_project(copy / "agent.yaml")
+        assert sys.modules["shop.tools"].__file__ == str(copy / "shop" / "tools.py")
+        assert copied.catalogue["charge_card"].func is not original.catalogue["charge_card"].func
+        assert original.catalogue["charge_card"].func.__module__ == "shop.tools"  # still works
+        unload_tool_modules(copied)
+        assert "shop" not in sys.modules
+    finally:
+        sys.modules.update(saved_modules)
+        sys.path[:] = saved_path
+    assert load_project(SHOP / "agent.yaml").catalogue["charge_card"].func is (
+        original.catalogue["charge_card"].func
+    )

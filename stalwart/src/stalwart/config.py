@@ -31,7 +31,8 @@ Relative paths resolve from the yaml's folder. `python:` modules import under th
 names with that folder on `sys.path`, so the project's own code (`from shop.tools
 import CALLS`) sees the very module the agent calls, and loading the same file again
 reuses it. Two folders whose modules share a top-level name cannot both be loaded in
-one process: the second load is a ConfigError naming both places, never a silent mix.
+one process: the second load is a ConfigError naming both places, never a silent mix
+(`unload_tool_modules(project)` forgets the first project's modules when that is meant).
 
 Every error is a ConfigError naming the file, the key path (`agents.desk.tools[3]`),
 what was expected and, where the yaml says, the line and column.
@@ -120,6 +121,25 @@ class AgentConfig:
 def confirms(spec: ToolSpec) -> bool:
     """Whether a person confirms this tool's calls: every write, unless `confirm: false`."""
     return spec.writes and bool(spec.extra.get("confirm", True))
+
+
+def unload_tool_modules(project: ProjectConfig) -> None:
+    """Forget the project's tool modules (those from its folder) and its path entry.
+
+    After this, another folder whose modules have the same names can be loaded (a test
+    that copies an example into a temporary folder needs it). The project already loaded
+    keeps working: its specs hold the functions themselves.
+    """
+    folder = project.folder
+    tops = {name.split(".")[0] for name in project.modules}
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] not in tops:
+            continue
+        origin = _module_origin(module)
+        if origin is not None and origin.is_relative_to(folder):
+            del sys.modules[name]
+    sys.path[:] = [entry for entry in sys.path if entry != str(folder)]
+    importlib.invalidate_caches()
 
 
 def load_agent(path: str | Path, agent: str | None = None) -> AgentConfig:
@@ -324,6 +344,11 @@ class _Loader:
                 catalogue[tool_name] = spec
                 provider[tool_name] = name
                 said_at[tool_name] = loc
+        said_twice = _first_repeat([tool_name for _, tool_name, _ in facts])
+        if said_twice is not None:
+            raise self.error(
+                facts[said_twice][0], "facts about this tool are already said above", at_key=True
+            )
         for loc, tool_name, raw in facts:
             if tool_name not in catalogue:
                 raise self.error(loc, f"no tool source provides {tool_name!r}", at_key=True)
@@ -511,6 +536,16 @@ class _Loader:
         if mark is None:
             return None, None
         return mark.line + 1, mark.column + 1
+
+
+def _first_repeat(names: list[str]) -> int | None:
+    """The index of the first name that came before, if any."""
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        if name in seen:
+            return index
+        seen.add(name)
+    return None
 
 
 def _key_path(loc: Loc) -> str:
