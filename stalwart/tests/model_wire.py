@@ -77,8 +77,7 @@ class WireServer:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_port}"
 
     def enqueue(self, *names: str) -> None:
         for name in names:

@@ -1,19 +1,22 @@
 """Model providers behind one small interface.
 
     model = load_model("anthropic:claude-sonnet-5-5")      # checks extra and key now
-    response = model.complete([UserMessage(text="...")], tools=[spec, ...])
+    response = model.complete(history, tools=[spec, ...], system="...")
     history.append(response.as_message())
 
 See docs/models.md.
 """
 
-from .backoff import BackoffPolicy
+from .backoff import BackoffPolicy, ProviderFailure
 from .base import (
     MESSAGES,
     AssistantMessage,
+    Completion,
     Message,
     Model,
     ModelResponse,
+    ProviderAdapter,
+    Request,
     ToolCall,
     ToolDefinition,
     ToolResultMessage,
@@ -22,6 +25,7 @@ from .base import (
 )
 from .pricing import DEFAULT_PRICES, Price, PriceTable, register_price
 from .registry import PROVIDERS, load_model, parse_selector
+from .scripted import ScriptedAdapter, ScriptExhausted
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -29,11 +33,17 @@ __all__ = [
     "PROVIDERS",
     "AssistantMessage",
     "BackoffPolicy",
+    "Completion",
     "Message",
     "Model",
     "ModelResponse",
     "Price",
     "PriceTable",
+    "ProviderAdapter",
+    "ProviderFailure",
+    "Request",
+    "ScriptExhausted",
+    "ScriptedAdapter",
     "ToolCall",
     "ToolDefinition",
     "ToolResultMessage",

@@ -16,10 +16,10 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from ..clock import Clock
+from ..clock import Clock, SystemClock
 from ..tools import ToolSpec
 from .backoff import BackoffPolicy, call_with_backoff
-from .pricing import PriceTable
+from .pricing import DEFAULT_PRICES, PriceTable
 
 
 class _Frozen(BaseModel):
@@ -161,17 +161,17 @@ class Model:
         selector: str,
         adapter: ProviderAdapter,
         *,
-        clock: Clock,
-        backoff: BackoffPolicy,
-        prices: PriceTable,
+        clock: Clock | None = None,
+        backoff: BackoffPolicy | None = None,
+        prices: PriceTable | None = None,
         max_tokens: int | None = None,
     ) -> None:
         self.selector = selector
         self.provider, _, self.name = selector.partition(":")
         self._adapter = adapter
-        self._clock = clock
-        self._backoff = backoff
-        self._prices = prices
+        self._clock = clock or SystemClock()
+        self._backoff = backoff or BackoffPolicy()
+        self._prices = prices if prices is not None else DEFAULT_PRICES
         self._max_tokens = max_tokens
 
     def __repr__(self) -> str:

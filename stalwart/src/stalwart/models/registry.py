@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..clock import Clock, SystemClock
+from ..clock import Clock
 from ..errors import ModelConfigError
 from .backoff import BackoffPolicy
 from .base import Model, ProviderAdapter
-from .pricing import DEFAULT_PRICES, PriceTable
+from .pricing import PriceTable
 
 
 class AdapterFactory(Protocol):
@@ -113,10 +113,5 @@ def load_model(
     url = base_url or os.environ.get(provider.base_url_env) or None
     adapter = factory(selector, model, api_key=key, base_url=url, timeout=timeout)
     return Model(
-        selector,
-        adapter,
-        clock=clock or SystemClock(),
-        backoff=backoff or BackoffPolicy(),
-        prices=price_table if price_table is not None else DEFAULT_PRICES,
-        max_tokens=max_tokens,
+        selector, adapter, clock=clock, backoff=backoff, prices=price_table, max_tokens=max_tokens
     )
