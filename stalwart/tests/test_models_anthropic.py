@@ -11,6 +11,7 @@ from model_wire import WireServer, clean_provider_env, closed_port_url, wire  # 
 from stalwart.clock import FakeClock
 from stalwart.errors import ModelReplyInvalid, ModelRequestRejected, ModelUnavailable
 from stalwart.models import (
+    AssistantMessage,
     Model,
     PriceTable,
     ToolCall,
@@ -333,3 +334,16 @@ def test_max_tokens_is_the_models_default_unless_a_call_says_otherwise(
     assert [r.body["max_tokens"] for r in wire.requests] == [256, 32]
     assert "tools" not in wire.requests[0].body
     assert "system" not in wire.requests[0].body
+
+
+def test_an_empty_answer_in_the_history_is_left_off_and_the_user_turns_merge(
+    wire: WireServer,  # noqa: F811
+    model: Model,
+) -> None:
+    wire.enqueue("anthropic/text")
+
+    model.complete([UserMessage(text="a"), AssistantMessage(), UserMessage(text="b")])
+
+    assert wire.requests[0].body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    ]

@@ -298,3 +298,23 @@ def test_an_explicit_base_url_wins_over_the_environment(
 
     with load_model(SELECTOR, base_url=f"{wire.url}/v1", api_key="k", clock=clock) as model:
         assert model.complete([UserMessage(text="paid?")]).text == "Order 4411 is paid."
+
+
+def test_a_refusal_is_the_answers_text(wire: WireServer, model: Model) -> None:  # noqa: F811
+    wire.enqueue("openai/refusal")
+
+    assert model.complete([UserMessage(text="help")]).text == "I can't help with that."
+
+
+def test_an_empty_answer_in_the_history_is_left_off_the_wire(
+    wire: WireServer,  # noqa: F811
+    model: Model,
+) -> None:
+    wire.enqueue("openai/text")
+
+    model.complete([UserMessage(text="a"), AssistantMessage(), UserMessage(text="b")])
+
+    assert wire.requests[0].body["messages"] == [
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": "b"},
+    ]

@@ -90,6 +90,8 @@ def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     turns: list[dict[str, Any]] = []
     for message in messages:
         role, blocks = _blocks(message)
+        if not blocks:
+            continue  # an empty answer; the API refuses a turn with no content
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:

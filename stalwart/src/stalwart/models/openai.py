@@ -92,6 +92,8 @@ def wire_messages(messages: Sequence[Message], system: str | None) -> list[dict[
             )
         else:
             assert isinstance(message, AssistantMessage)
+            if not message.text and not message.tool_calls:
+                continue  # an empty answer; the API refuses an assistant message with neither
             turn: dict[str, Any] = {"role": "assistant", "content": message.text}
             if message.tool_calls:
                 turn["tool_calls"] = [
@@ -123,7 +125,8 @@ def read_completion(selector: str, completion: object) -> Completion:
         else Usage()
     )
     return Completion(
-        text=choice.message.content or None,
+        # A refusal is the model's answer to the person, in place of content.
+        text=choice.message.content or choice.message.refusal or None,
         tool_calls=calls,
         usage=usage,
         stop_reason=choice.finish_reason,
