@@ -25,7 +25,7 @@ from radian.arc import texts
 from radian.arc import worker as worker_api
 from radian.arc.clock import Clock, SystemClock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
-from radian.arc.errors import ArcError
+from radian.arc.errors import ArcError, ConfigError
 from radian.arc.settle import (
     AttemptOutcome,
     outcome_from_end,
@@ -92,8 +92,6 @@ def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
     """start, run and confirm refuse a bad worker.exec_args before any claim."""
     problems = worker_api.validate_exec_args(config.worker.exec_args, repo_root=store.repo_root)
     if problems:
-        from radian.arc.errors import ConfigError
-
         raise ConfigError(texts.bad_exec_args(problems))
 
 
