@@ -4,10 +4,16 @@ radian/docs/worker.md describes the formats, the placeholders, the environment, 
 wrapper's exit codes and the delivery check.
 """
 
-from radian.arc.worker.attempt import AttemptEnd, AttemptSpec, run_attempt, stop_attempt
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from radian.arc.worker.command import validate_exec_args
 from radian.arc.worker.delivery import Delivery
 from radian.arc.worker.result import ModelError, WorkerResult, parse_result
+
+if TYPE_CHECKING:
+    from radian.arc.worker.attempt import AttemptEnd, AttemptSpec, run_attempt, stop_attempt
 
 __all__ = [
     "AttemptEnd",
@@ -20,3 +26,15 @@ __all__ = [
     "stop_attempt",
     "validate_exec_args",
 ]
+
+_FROM_ATTEMPT = ("AttemptEnd", "AttemptSpec", "run_attempt", "stop_attempt")
+
+
+def __getattr__(name: str) -> Any:
+    # The attempt module imports the config models (pydantic). The wrapper, started once per
+    # attempt, imports this package too, and loading them would more than double its start-up.
+    if name in _FROM_ATTEMPT:
+        from radian.arc.worker import attempt
+
+        return getattr(attempt, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

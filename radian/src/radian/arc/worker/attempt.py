@@ -18,7 +18,6 @@ from pathlib import Path
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import WorkerConfig
 from radian.arc.store import write_json_atomic
-from radian.arc.worker.command import session_to_resume
 from radian.arc.worker.delivery import Delivery, check_delivery
 from radian.arc.worker.files import CANCELLED, AttemptFiles, WrapperSpec, read_json_or_none
 from radian.arc.worker.result import WorkerResult, parse_result
@@ -64,7 +63,7 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
     files = AttemptFiles(Path(spec.attempt_dir).resolve())
     files.dir.mkdir(parents=True, exist_ok=True)
     files.brief.write_text(spec.brief_text, encoding="utf-8")
-    session_id = session_to_resume(spec.worker, spec.resume_session_id)
+    session_id = spec.resume_session_id if spec.worker.session == "resume" else None
     wrapper_spec = WrapperSpec(
         repo_root=str(spec.repo_root),
         task=spec.task,

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from radian.arc.config import WorkerConfig
 from radian.arc.worker import texts
 
 # {resume_args} is the one placeholder that expands to a variable number of arguments:
@@ -51,11 +50,6 @@ class CommandValues:
     base_sha: str
     branch: str
     remote: str
-
-
-def session_to_resume(settings: WorkerConfig, previous_session_id: str | None) -> str | None:
-    """The session an attempt resumes: the previous one, unless the config asks for fresh."""
-    return previous_session_id if settings.session == "resume" else None
 
 
 def validate_exec_args(exec_args: Sequence[str], *, repo_root: Path | None = None) -> list[str]:
