@@ -298,3 +298,12 @@ def test_stop_attempt_with_nothing_running(arc_repo: ArcRepo, tmp_path: Path) ->
     # nor is a live process that is not this attempt's wrapper
     (stale / "wrapper.pid").write_text(f"{__import__('os').getpid()}\n")
     assert stop_attempt(stale) is False
+
+
+def test_an_attempt_dir_run_again_starts_clean(arc_repo: ArcRepo, tmp_path: Path) -> None:
+    emit = emit_file(tmp_path, completed())
+    first = run_attempt(arc_repo.spec(result_worker("--emit", str(emit))), FakeClock())
+    assert first.result is not None
+    again = run_attempt(arc_repo.spec(misbehaving_worker("crash")), FakeClock())
+    assert (again.result, again.exit_code) == (None, 1)
+    assert "outcome" not in again.log_path.read_text()

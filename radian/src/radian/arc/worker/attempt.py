@@ -62,6 +62,10 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
     started_at = format_utc(clock.now())
     files = AttemptFiles(Path(spec.attempt_dir).resolve())
     files.dir.mkdir(parents=True, exist_ok=True)
+    # An attempt dir run again (a crash before its result was recorded) starts clean: a stale
+    # status or Result must not stand for this run.
+    for stale in (files.status, files.stdout, files.log, files.worker_pid, files.cancel_requested):
+        stale.unlink(missing_ok=True)
     files.brief.write_text(spec.brief_text, encoding="utf-8")
     session_id = spec.resume_session_id if spec.worker.session == "resume" else None
     wrapper_spec = WrapperSpec(
