@@ -9,6 +9,7 @@ from conftest import Project, approve_all, write_project
 
 from stalwart import Agent, FakeClock, RewindRefused
 from stalwart.keys import idempotency_key, undo_key
+from stalwart.record import Store
 from stalwart.rulebook import PastCall
 from stalwart.runs import ENDED, TRANSITIONS, Event, RunStateError, State, transition
 
@@ -243,3 +244,32 @@ def test_a_write_step_costs_two_durable_commits(garden: Garden) -> None:
         reply = agent.confirm("u", "approve")
         assert agent.store.commits - before == 2  # in flight; outcome with what comes next
     assert reply.state == "done"
+
+
+def test_a_whole_run_goes_the_same_on_every_backend(tmp_path: Path, store: Store) -> None:
+    project = write_project(tmp_path)
+    agent = project.agent(clock=FakeClock(), store=store)
+    project.fail.add("water_lawn")
+    reply = approve_all(
+        agent,
+        "paint the fence for order 1, then ring the bell for order 2, "
+        "then water the lawn for order 3",
+        "u",
+    )
+    assert reply.text == (
+        "This run stopped: water_lawn failed (RuntimeError). Undone, latest first: "
+        "paint_fence (by unpaint_fence). Not undoable, and left as they are: ring_bell."
+    )
+    assert [(c.tool, c.status) for c in agent.record("u")] == [
+        ("paint_fence", "ran"),
+        ("ring_bell", "ran"),
+        ("water_lawn", "failed"),
+        ("unpaint_fence", "ran"),
+    ]
+    assert [m.role for m in agent.memory("u")] == ["user", "assistant"]
+
+
+def test_the_agent_shows_its_registration_lints(garden: Garden) -> None:
+    _, agent = garden
+    said = [str(lint) for lint in agent.lints]
+    assert any("water_lawn" in text and "write_without_compensation" in text for text in said)
