@@ -139,9 +139,11 @@ class Completion:
 class ProviderAdapter(Protocol):
     """One provider's translation to and from its wire format, through its client.
 
-    `send` makes exactly one HTTP request. It raises `TransientFailure` for what a
-    retry may cure (rate limits, overload, lost connections) and a `ModelError` for
-    what it cannot; the retry policy lives in `Model`, not in the adapter or the client.
+    `send` makes exactly one HTTP request. A failed exchange (an error status, or no
+    response at all) is raised as a `ProviderFailure` with its status and headers, and
+    `Model`'s backoff policy decides whether to wait and send again: the policy lives
+    there, not in the adapter or the client. An answer that cannot be read is raised as
+    `ModelReplyInvalid`, never retried.
     """
 
     def send(self, request: Request) -> Completion: ...
