@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from radian.arc.config import ArcConfig
+from radian.arc.gate.verdict import verdict_summary, verdict_summary_line
 from radian.arc.model import Task
 from radian.arc.store import ArcStore
 
@@ -53,6 +54,7 @@ def task_document(store: ArcStore, config: ArcConfig, task: Task) -> dict[str, A
         "base_sha": task.base_sha,
         "head_sha": task.head_sha,
         "session_id": task.session_id,
+        "last_verdict": verdict_summary(store.task_dir(task.name)),
         "attempts": attempts,
     }
 
@@ -92,6 +94,8 @@ def task_text(document: dict[str, Any]) -> list[str]:
         lines.append(f"  rework_reason: {document['rework_reason']}")
     if document["head_sha"]:
         lines.append(f"  base_sha: {document['base_sha']}  head_sha: {document['head_sha']}")
+    if document.get("last_verdict"):
+        lines.append(f"  {verdict_summary_line(document['last_verdict'])}")
     if document["session_id"]:
         lines.append(f"  session_id: {document['session_id']}")
     for attempt in document["attempts"]:

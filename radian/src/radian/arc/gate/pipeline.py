@@ -97,8 +97,10 @@ def _run_stage(
             result = check_conflict(job, stage, main_sha) or _verify(
                 job, stage, seq, main_sha, verify_tree, log_path
             )
-    except git.GitError as error:
-        result = failed(GATE_ERROR, texts.gate_error(str(error)))
+    except StopRequested:
+        raise
+    except Exception as error:  # noqa: BLE001 - any breakage becomes a verdict the lead reads
+        result = failed(GATE_ERROR, texts.gate_error(f"{type(error).__name__}: {error}"))
     fields = {"main_sha": main_sha, **result.fields}
     verdict = Verdict(
         task=job.task,

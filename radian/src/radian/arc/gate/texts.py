@@ -145,42 +145,45 @@ def cannot_reverify(task: str, state: str) -> str:
     return f"{task} is {state}: reverify applies to a review.rework_pending task"
 
 
+def gate_running(task: str) -> str:
+    return f"{task}: a gate is running for this task; wait for it to end"
+
+
 def gate_interrupted(task: str) -> str:
     return f"{task} gate stopped -> review.verifying (it runs again on the next radian arc run)"
 
 
-# -- briefs ---------------------------------------------------------------------------------
+# -- briefs: the body under "## Rework <n>", written by radian.arc.brief.append_rework ------
+CONFLICT_HEADING_SUFFIX = " (conflict with main)"
+
+
 def _finding_line(finding: Finding) -> str:
     level = finding.level or "blocking"
     where = f" ({finding.where()})" if finding.where() else ""
     return f"- [{level}] {finding.title}{where}"
 
 
-def review_rework_brief(number: int, fix_level: str, findings: Sequence[Finding]) -> str:
+def review_rework_body(fix_level: str, findings: Sequence[Finding]) -> str:
     lines = [
-        f"## Rework {number}",
-        "",
-        f"The review found these at or above fix_level {fix_level}; fix each one:",
+        f"The review found these at or above fix_level {fix_level}; fix each one, and change "
+        "nothing else:",
         "",
         *(_finding_line(finding) for finding in findings),
-        "",
     ]
     return "\n".join(lines)
 
 
-def conflict_rework_brief(number: int, main_sha: str, stage: str, paths: Sequence[str]) -> str:
+def conflict_rework_body(main_sha: str, stage: str, paths: Sequence[str]) -> str:
+    main = short(main_sha)[:8]
     lines = [
-        f"## Rework {number} (conflict with main)",
-        "",
-        f"The {stage} stage found that this task's commit does not merge with main at "
-        f"{short(main_sha)[:8]}. Conflicted paths:",
+        f"The {stage} stage found that this task's commit does not merge with main at {main}. "
+        "Conflicted paths:",
         "",
         *(f"- {path}" for path in paths),
         "",
-        f"This attempt starts mid-merge: `git merge` of main ({short(main_sha)[:8]}) has "
-        "already run in your worktree and left these paths conflicted.",
+        f"This attempt starts mid-merge: `git merge` of main ({main}) has already run in your "
+        "worktree and left these paths conflicted.",
         "Resolve the conflict keeping both sides' intent, commit the merge, rebuild, run the "
         "tests these paths touch, and change nothing else.",
-        "",
     ]
     return "\n".join(lines)

@@ -102,8 +102,13 @@ def log_path_for(task_dir: Path, seq: int, stage: str) -> Path:
     return verdicts_dir(task_dir) / f"{seq:04d}-{stage}.log"
 
 
+def verdict_file_name(verdict: Verdict) -> str:
+    """The verdict's file, relative to runs/<task>/."""
+    return f"{VERDICTS_DIR}/{verdict.seq:04d}-{verdict.stage}.json"
+
+
 def write_verdict(task_dir: Path, verdict: Verdict) -> Path:
-    path = verdicts_dir(task_dir) / f"{verdict.seq:04d}-{verdict.stage}.json"
+    path = task_dir / verdict_file_name(verdict)
     write_json_atomic(path, verdict.model_dump(mode="json", exclude={"seq"}, exclude_none=False))
     return path
 
@@ -162,3 +167,30 @@ def last_verdict(task_dir: Path) -> Verdict | None:
 
 def attempt_verdicts(task_dir: Path, attempt_id: str) -> list[Verdict]:
     return [verdict for verdict in all_verdicts(task_dir) if verdict.attempt_id == attempt_id]
+
+
+def verdict_summary(task_dir: Path) -> dict[str, Any] | None:
+    """The last verdict as `radian arc show` prints it (None before any gate ran)."""
+    verdict = last_verdict(task_dir)
+    if verdict is None:
+        return None
+    return {
+        "stage": verdict.stage,
+        "passed": verdict.passed,
+        "reason": verdict.reason,
+        "detail": verdict.detail,
+        "attempt_id": verdict.attempt_id,
+        "main_sha": verdict.main_sha,
+        "base_sha": verdict.base_sha,
+        "head_sha": verdict.head_sha,
+        "file": verdict_file_name(verdict),
+        "log": verdict.log,
+    }
+
+
+def verdict_summary_line(summary: dict[str, Any]) -> str:
+    outcome = "passed" if summary["passed"] else summary["reason"]
+    return (
+        f"last_verdict: {summary['stage']} {outcome} (attempt {summary['attempt_id']}, "
+        f"main {(summary['main_sha'] or '?')[:8]}): {summary['detail'] or '-'}"
+    )

@@ -1,0 +1,158 @@
+"""Applying a finished gate's verdicts to its task: integrated, a rework, or the lead's turn.
+
+Under the task's lock, in this order: the attempt's review cost is added to cost_usd and
+total_cost_usd; the attempt result records the gate; then the next state is decided:
+
+- the gate passed (integration pushed): done.integrated;
+- a review cost that reached a budget: todo.paused_budget, and no automatic rework;
+- conflict, merge-main on, fewer than max_conflict_rework conflict reworks in a row:
+  "## Rework <n> (conflict with main)", merge_pending, todo.ready, retry_count kept;
+- a failing review (review_findings, or an earlier build's review_blocking) with
+  auto_rework left: "## Rework <n>" listing the failing findings, retry_count 0, todo.ready;
+- anything else: review.rework_pending with the reason for the lead.
+
+An attempt that does not end in a conflict sets the conflict run back to 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from radian.arc.budget import add_cost, check_after_cost, pause_for_budget
+from radian.arc.clock import Clock, format_utc
+from radian.arc.config import ArcConfig
+from radian.arc.gate import texts
+from radian.arc.gate.pipeline import GateRun
+from radian.arc.gate.rework import write_conflict_rework, write_review_rework
+from radian.arc.gate.verdict import (
+    CONFLICT,
+    REVIEW_FAILING_REASONS,
+    Verdict,
+    attempt_verdicts,
+    verdict_file_name,
+)
+from radian.arc.model import Plan, Task
+from radian.arc.states import State, transition
+from radian.arc.store import ArcStore
+
+MICROS_PER_USD = 1_000_000
+
+
+def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -> list[str]:
+    """Apply `run` to its task; the printed lines. A task that moved on meanwhile (cancelled,
+    or a newer attempt) keeps its state: the verdicts stay on file, nothing else changes."""
+    with store.task_lock(run.task):
+        task = store.load_task(run.task)
+        if task.state is not State.VERIFYING or task.last_attempt_id != run.attempt_id:
+            return []
+        plan = store.load_plan(task.plan)
+        # Every review session of the attempt, also one of a gate run stopped by Ctrl-C.
+        verdicts = attempt_verdicts(store.task_dir(task.name), run.attempt_id)
+        review_micros = sum(verdict.review_cost_micros for verdict in verdicts)
+        if review_micros:
+            add_cost(task, review_micros / MICROS_PER_USD)
+        failure = run.failure
+        if failure is None or failure.reason != CONFLICT:
+            task.conflict_rework_run = 0
+        lines = _decide(store, config, plan, task, run, failure, review_micros, clock)
+        _record_gate(store, task, run, review_micros, clock)
+        store.save_task(task)
+    return lines
+
+
+def _decide(
+    store: ArcStore,
+    config: ArcConfig,
+    plan: Plan,
+    task: Task,
+    run: GateRun,
+    failure: Verdict | None,
+    review_micros: int,
+    clock: Clock,
+) -> list[str]:
+    name = task.name
+    if failure is None:
+        integration = run.verdicts[-1]
+        transition(task, State.INTEGRATED, clock, rework_reason=None, merge_pending=False)
+        return [texts.gate_integrated(name, integration.integrated_sha, config.target_branch)]
+    if review_micros:
+        budget = check_after_cost(store, task, plan, config)
+        if budget.used_up:
+            line = texts.review_budget_paused(
+                name, str(budget.scope), budget.spent, float(budget.limit or 0)
+            )
+            reason = rework_reason_for(failure)
+            return [line, *pause_for_budget(store, task, budget, clock, rework_reason=reason)]
+    if failure.reason == CONFLICT:
+        return _conflict(store, config, plan, task, failure, clock)
+    if failure.reason in REVIEW_FAILING_REASONS and task.auto_rework_used < plan.auto_rework:
+        number = write_review_rework(
+            store, task, failure.fix_level or "major", failure.failing_findings
+        )
+        transition(
+            task,
+            State.READY,
+            clock,
+            retry_count=0,
+            auto_rework_used=task.auto_rework_used + 1,
+            rework_reason=None,
+            merge_pending=False,
+            retry_at=None,
+        )
+        return [texts.review_rework_written(name, number)]
+    reason = rework_reason_for(failure)
+    transition(task, State.REWORK_PENDING, clock, rework_reason=reason)
+    return [texts.stage_failed(name, failure.stage, str(failure.reason), failure.detail)]
+
+
+def _conflict(
+    store: ArcStore, config: ArcConfig, plan: Plan, task: Task, failure: Verdict, clock: Clock
+) -> list[str]:
+    limit = config.limits.max_conflict_rework
+    if not plan.merge_main:
+        why = texts.conflict_merge_main_off()
+    elif task.conflict_rework_run >= limit:
+        why = texts.conflict_limit_reason(limit)
+    else:
+        number = write_conflict_rework(
+            store, task, failure.main_sha or "", failure.stage, failure.conflicted_paths
+        )
+        transition(
+            task,
+            State.READY,
+            clock,
+            conflict_rework_run=task.conflict_rework_run + 1,
+            merge_pending=True,
+            rework_reason=None,
+            retry_at=None,
+        )
+        return [texts.conflict_rework_written(task.name, number)]
+    line = texts.conflict_pending(task.name, why)
+    transition(task, State.REWORK_PENDING, clock, rework_reason=line)
+    return [line]
+
+
+def rework_reason_for(failure: Verdict) -> str:
+    """The rework_reason a failed stage leaves for the lead (show prints it)."""
+    return f"{failure.stage} failed ({failure.reason}): {failure.detail or failure.reason}"
+
+
+def _record_gate(
+    store: ArcStore, task: Task, run: GateRun, review_micros: int, clock: Clock
+) -> None:
+    """The gate's summary joins the attempt's result: what it cost, where it sent the task."""
+    record: dict[str, Any] = store.read_attempt_result(task.name, run.attempt_id) or {
+        "task": task.name,
+        "attempt_id": run.attempt_id,
+    }
+    record["gate"] = {
+        "passed": run.passed,
+        "stages": [verdict.stage for verdict in run.verdicts],
+        "reason": run.failure.reason if run.failure else None,
+        "verdicts": [verdict_file_name(verdict) for verdict in run.verdicts],
+        "review_cost_micros": review_micros,
+        "applied_at": format_utc(clock.now()),
+        "next_state": str(task.state),
+    }
+    record["review_cost_micros"] = review_micros
+    store.write_attempt_result(task.name, run.attempt_id, record)

@@ -1,0 +1,57 @@
+"""Building a gate run for a task, and the lock that says a gate is running for it."""
+
+from __future__ import annotations
+
+import threading
+
+from filelock import FileLock
+
+from radian.arc.config import ArcConfig
+from radian.arc.errors import ArcError
+from radian.arc.gate.findings import effective_fix_level
+from radian.arc.gate.pipeline import GateRun
+from radian.arc.gate.stage import GateJob
+from radian.arc.gate.verdict import attempt_verdicts
+from radian.arc.model import Task
+from radian.arc.store import ArcStore
+
+
+def gate_lock(store: ArcStore, task: str) -> FileLock:
+    """Held for as long as a gate runs for `task`, in whichever process runs it."""
+    store.locks_dir.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(store.locks_dir / f"gate-{task}.lock"), thread_local=False)
+
+
+def build_job(
+    store: ArcStore, config: ArcConfig, task: Task, attempt_id: str, stop: threading.Event
+) -> GateJob:
+    if task.head_sha is None:
+        raise ArcError(f"{task.name} has no head_sha to verify")
+    plan = store.load_plan(task.plan)
+    config_level = config.gate.fix_level if config.gate is not None else None
+    brief = store.read_brief(task.name) if store.brief_path(task.name).is_file() else ""
+    return GateJob(
+        repo_root=store.repo_root,
+        task=task.name,
+        attempt_id=attempt_id,
+        head_sha=task.head_sha,
+        config=config,
+        fix_level=effective_fix_level(task.fix_level, plan.fix_level, config_level),
+        brief_text=brief,
+        task_dir=store.task_dir(task.name),
+        stop=stop,
+    )
+
+
+def finished_run_on_file(store: ArcStore, task: str, attempt_id: str) -> GateRun | None:
+    """The attempt's gate as its verdict files tell it, when it reached its end; else None.
+
+    A `run` killed after the gate's last verdict but before applying it leaves this.
+    """
+    verdicts = attempt_verdicts(store.task_dir(task), attempt_id)
+    if not verdicts:
+        return None
+    last = verdicts[-1]
+    if last.passed and last.stage != "integration":
+        return None
+    return GateRun(task, attempt_id, tuple(verdicts), stopped=False)

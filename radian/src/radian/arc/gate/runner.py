@@ -1,0 +1,148 @@
+"""GateVerifier: the loop's Verifier. Gates run in background threads; verdicts are applied
+on the loop's thread when it collects them.
+
+A slow gate never blocks the loop from claiming other tasks. A task found in
+review.verifying with no gate running for it in any process (a `run` that was stopped or
+killed) is taken up again: its verdicts are applied when its gate had reached its end, and
+its gate runs again from the first stage otherwise.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from filelock import Timeout
+
+from radian.arc.clock import Clock
+from radian.arc.config import ArcConfig
+from radian.arc.gate.apply import apply_gate
+from radian.arc.gate.jobs import build_job, finished_run_on_file, gate_lock
+from radian.arc.gate.pipeline import GateRun, run_gate
+from radian.arc.gate.reverify import auto_reverify
+from radian.arc.states import State
+from radian.arc.store import ArcStore
+
+# How often `run` asks the remote for the target branch's head, at most, while tasks wait
+# on a command failure that a moved target could explain.
+REVERIFY_POLL_SECS = 10.0
+
+
+@dataclass
+class _Gate:
+    task: str
+    attempt_id: str
+    thread: threading.Thread | None = None
+    result: GateRun | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class GateVerifier:
+    def __init__(
+        self,
+        store: ArcStore,
+        config: ArcConfig,
+        clock: Clock,
+        *,
+        reverify_poll_secs: float = REVERIFY_POLL_SECS,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.clock = clock
+        self.reverify_poll_secs = reverify_poll_secs
+        self._gates: dict[str, _Gate] = {}
+        self._stop = threading.Event()
+        self._last_poll: float | None = None
+
+    # -- the Verifier protocol ------------------------------------------------------------
+    def start(self, task: str, attempt_id: str) -> None:
+        """`task` entered review.verifying with `attempt_id`: run its gate in the background."""
+        if task in self._gates:
+            return
+        gate = _Gate(task, attempt_id)
+        gate.thread = threading.Thread(target=self._run, args=(gate,), name=f"gate-{task}")
+        self._gates[task] = gate
+        gate.thread.start()
+
+    def collect(self) -> list[str]:
+        lines: list[str] = []
+        for task, gate in list(self._gates.items()):
+            if not gate.done.is_set():
+                continue
+            del self._gates[task]
+            if gate.result is not None and not gate.result.stopped:
+                lines += apply_gate(self.store, self.config, gate.result, self.clock)
+        if not self._stop.is_set():
+            lines += self._take_up_orphans()
+        return lines
+
+    def before_claim(self) -> list[str]:
+        if self._stop.is_set() or not self._poll_due():
+            return []
+        lines, started = auto_reverify(self.store, self.config, self.clock, set(self._gates))
+        for task, attempt_id in started:
+            self.start(task, attempt_id)
+        return lines
+
+    def active(self) -> int:
+        """Gates running or finished but not yet collected."""
+        return len(self._gates)
+
+    def stop(self) -> None:
+        """Ctrl-C: stop every running program, wait for the threads; tasks stay verifying."""
+        self._stop.set()
+        for gate in list(self._gates.values()):
+            if gate.thread is not None:
+                gate.thread.join()
+        self._gates.clear()
+
+    # -- inside -------------------------------------------------------------------------
+    def _run(self, gate: _Gate) -> None:
+        lock = gate_lock(self.store, gate.task)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            gate.done.set()  # another process runs this gate; it applies the verdicts
+            return
+        try:
+            task = self.store.load_task(gate.task)
+            if task.state is State.VERIFYING and task.last_attempt_id == gate.attempt_id:
+                job = build_job(self.store, self.config, task, gate.attempt_id, self._stop)
+                gate.result = run_gate(job, self.clock)
+        finally:
+            lock.release()
+            gate.done.set()
+
+    def _take_up_orphans(self) -> list[str]:
+        lines: list[str] = []
+        for name in self.store.task_names():
+            if name in self._gates:
+                continue
+            task = self.store.load_task(name)
+            if task.state is not State.VERIFYING or task.last_attempt_id is None:
+                continue
+            if not _lock_free(self.store, name):
+                continue
+            finished = finished_run_on_file(self.store, name, task.last_attempt_id)
+            if finished is not None:
+                lines += apply_gate(self.store, self.config, finished, self.clock)
+            else:
+                self.start(name, task.last_attempt_id)
+        return lines
+
+    def _poll_due(self) -> bool:
+        now = self.clock.now().timestamp()
+        if self._last_poll is not None and now - self._last_poll < self.reverify_poll_secs:
+            return False
+        self._last_poll = now
+        return True
+
+
+def _lock_free(store: ArcStore, task: str) -> bool:
+    lock = gate_lock(store, task)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return False
+    lock.release()
+    return True
