@@ -11,7 +11,8 @@ session, named after the user. Pass `session=` to keep several apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -218,8 +219,20 @@ class Agent:
             reader = read_turn
         return reader(turn, list(self.config.tools.values()))
 
-    def _session(self, user: str, session: str | None, *, answering: bool = False) -> _Held:
-        return _Held(self, user, session or user, answering)
+    @contextmanager
+    def _session(
+        self, user: str, session: str | None, *, answering: bool = False
+    ) -> Iterator[Ledger]:
+        """The session's ledger, under its lock, once it is sure the session is the user's."""
+        if not isinstance(user, str) or not user:
+            raise AnswerError("user must be a non-empty text.")
+        sid = session or user
+        with self.store.lock(sid):
+            ledger = Ledger.open(self.store, self.clock, sid, user, self.name)
+            if ledger.session.user != user or ledger.session.agent != self.name:
+                error = AnswerError if answering else NotYourSession
+                raise error(texts.not_your_session(user, sid))
+            yield ledger
 
     def _peek(self, user: str, session: str | None) -> Ledger | None:
         """The session as committed, read without its lock (reads need none)."""
@@ -233,35 +246,6 @@ class Agent:
 
 
 _PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})
-
-
-class _Held:
-    """The session's lock, held while its ledger is open; checks whose session it is."""
-
-    def __init__(self, agent: Agent, user: str, session: str, answering: bool) -> None:
-        self.agent, self.user, self.session, self.answering = agent, user, session, answering
-        self._lock: Any = None
-
-    def __enter__(self) -> Ledger:
-        if not isinstance(self.user, str) or not self.user:
-            raise AnswerError("user must be a non-empty text.")
-        self._lock = self.agent.store.lock(self.session)
-        self._lock.__enter__()
-        try:
-            ledger = Ledger.open(
-                self.agent.store, self.agent.clock, self.session, self.user, self.agent.name
-            )
-            owner = ledger.session.user
-            if owner != self.user or ledger.session.agent != self.agent.name:
-                error = AnswerError if self.answering else NotYourSession
-                raise error(texts.not_your_session(self.user, self.session))
-        except BaseException:
-            self._lock.__exit__(None, None, None)
-            raise
-        return ledger
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.__exit__(*exc)
 
 
 def _reply(ledger: Ledger, run: runs.RunRow) -> Reply:

@@ -15,7 +15,7 @@ So a write step costs at most two durable commits: in flight, and outcome.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -100,7 +100,7 @@ class Agentry:
     name: str
     tools: Mapping[str, ToolSpec]
     check: Check
-    confirms: Any  # Callable[[ToolSpec], bool]
+    confirms: Callable[[ToolSpec], bool]  # whether a person confirms the tool's calls
     undo_backoff: UndoBackoff
 
 

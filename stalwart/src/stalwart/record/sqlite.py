@@ -2,7 +2,8 @@
 
 Locking a session takes an exclusive `flock` on a small file named by the database's
 path and the session (under `<tmp>/stalwart-locks/`), so it holds across processes and
-is released by the kernel if its holder dies. An in-memory database (":memory:") lives and locks in-process.
+is released by the kernel if its holder dies. An in-memory database (":memory:") lives
+and locks in-process.
 """
 
 from __future__ import annotations
