@@ -378,48 +378,92 @@ def _candidates(
 
 
 def _bind_by_name(reading: _ToolReading, tokens: Sequence[Token], grammar: Grammar) -> None:
+    """Give each named parameter one of the values next to its name.
+
+    Every way of giving the named parameters distinct tokens, as many as can be given,
+    must give each parameter the same value (by its text); otherwise the clause is
+    unclear. So "2 guests 3 nights" reads, "guests 3 nights" does not, and the same
+    value said twice ("order 4411 ... for order 4411") is one value: binding it takes
+    every saying of it, and every name said next to one.
+    """
     mentions = _mentions(tokens, reading.tool.params, grammar)
     names = {i for m in mentions for i in range(m.first, m.last + 1)}
-    # For each parameter, its possible values by their text: the same value said twice
-    # ("order 4411 ... for order 4411") is one value, and binding it takes every saying.
-    options: dict[str, dict[str, dict[int, _Mention]]] = {}
+    offers: dict[str, dict[int, list[_Mention]]] = {}  # parameter -> position -> mentions
     for mention in mentions:
-        offered = options.setdefault(mention.param.name, {})
+        offered = offers.setdefault(mention.param.name, {})
         for position in _candidates(mention, tokens, names, grammar):
-            offered.setdefault(tokens[position].text, {}).setdefault(position, mention)
-    params = {p.name: p for p in reading.tool.params}
+            offered.setdefault(position, []).append(mention)
+    candidates = {name: set(offered) for name, offered in offers.items() if offered}
+    if not candidates:
+        return
+    outcomes = _outcomes(candidates, tokens)
     tool = reading.tool.spec.name
-    while True:
-        open_options = {name: offered for name, offered in options.items() if offered}
-        if not open_options:
+    for name in candidates:
+        texts = [text for text in outcomes[name] if text is not None]
+        if len(texts) > 1:
+            reading.problem = value_unclear(name, texts, tool)
             return
-        single = [name for name, offered in open_options.items() if len(offered) == 1]
-        if not single:
-            name, offered = next(iter(open_options.items()))
-            in_turn_order = sorted(offered, key=lambda text: min(offered[text]))
-            reading.problem = value_unclear(name, in_turn_order, tool)
+        if None in outcomes[name] and texts:
+            rivals = [
+                other for other in candidates if other != name and texts[0] in outcomes[other]
+            ]
+            reading.problem = value_could_be(texts[0], [name, *rivals], tool)
             return
-        name = single[0]
-        ((text, sayings),) = open_options[name].items()
-        rivals = [
-            other
-            for other in single
-            if other != name and not sayings.keys().isdisjoint(*open_options[other].values())
-        ]
-        if rivals:
-            reading.problem = value_could_be(text, [name, *rivals], tool)
-            return
-        reading.args[name] = _convert(tokens[next(iter(sayings))], params[name], grammar)
-        for position, mention in sayings.items():
-            reading.used.update({position, *range(mention.first, mention.last + 1)})
+    params = {p.name: p for p in reading.tool.params}
+    for name, offered in offers.items():
+        texts = [text for text in outcomes.get(name, []) if text is not None]
+        if not texts:
+            continue
+        sayings = [position for position in sorted(offered) if tokens[position].text == texts[0]]
+        reading.args[name] = _convert(tokens[sayings[0]], params[name], grammar)
         reading.named += 1
-        del options[name]
-        for offered in options.values():
-            for other_text in list(offered):
-                for position in sayings:
-                    offered[other_text].pop(position, None)
-                if not offered[other_text]:
-                    del offered[other_text]
+        for position in sayings:
+            reading.used.add(position)
+            for mention in offered[position]:
+                reading.used.update(range(mention.first, mention.last + 1))
+
+
+def _outcomes(
+    candidates: dict[str, set[int]], tokens: Sequence[Token]
+) -> dict[str, list[str | None]]:
+    """For each parameter, the values (None: no value) it has in some largest assignment.
+
+    An assignment gives parameters distinct positions among their candidates; the
+    largest ones bind the most parameters. Values are listed in the turn's order.
+    """
+    most = _largest_assignment(candidates)
+    found: dict[str, list[str | None]] = {}
+    for name, positions in candidates.items():
+        rest = {other: c for other, c in candidates.items() if other != name}
+        values: list[str | None] = []
+        if _largest_assignment(rest) == most:
+            values.append(None)
+        for position in sorted(positions):
+            text = tokens[position].text
+            if text in values:
+                continue
+            without = {other: c - {position} for other, c in rest.items()}
+            if 1 + _largest_assignment(without) == most:
+                values.append(text)
+        found[name] = values
+    return found
+
+
+def _largest_assignment(candidates: dict[str, set[int]]) -> int:
+    """How many parameters can be given distinct positions (a bipartite matching)."""
+    holder: dict[int, str] = {}
+
+    def place(name: str, seen: set[int]) -> bool:
+        for position in sorted(candidates[name]):
+            if position in seen:
+                continue
+            seen.add(position)
+            if position not in holder or place(holder[position], seen):
+                holder[position] = name
+                return True
+        return False
+
+    return sum(1 for name in candidates if place(name, set()))
 
 
 def _bind_by_type(reading: _ToolReading, tokens: Sequence[Token], grammar: Grammar) -> None:
