@@ -16,9 +16,11 @@ That is the fence: if the connection (and so the lock) is lost, the holder's nex
 fails instead of writing beside a new holder. Outside a lock, an operation borrows an
 idle connection from a small pool.
 
-A load reads the session's four tables in one REPEATABLE READ, read-only transaction (one
-snapshot, one round trip, pipelined). A commit upserts every row in one transaction,
-pipelined, and counts once. JSON columns are stored as the same canonical text SQLite
+Each load and each commit is one round trip: one query of several statements, its
+parameters bound on the client (psycopg's `ClientCursor`, which quotes them), which the
+server runs as one transaction. A load reads the session's four tables in one REPEATABLE
+READ, read-only transaction, so from one snapshot. A commit upserts every row, all or
+nothing, and counts once. JSON columns are stored as the same canonical text SQLite
 stores, so both backends hand back equal values, key order included.
 """
 
@@ -32,6 +34,7 @@ from typing import Any
 
 import psycopg
 from psycopg import errors
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from .base import Changes, SessionBusy, SessionRecord
@@ -65,6 +68,18 @@ _LOAD_ORDER: tuple[tuple[type, str | None], ...] = (
     (RunRow, "number"),
     (CallRow, "seq"),
     (MessageRow, "seq"),
+)
+# One snapshot for the four tables, in one round trip.
+_LOAD_SQL = "; ".join(
+    [
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        *(
+            f'SELECT * FROM "{TABLE_OF[row_type].name}" WHERE "session" = %s'
+            + (f' ORDER BY "{order}"' if order else "")
+            for row_type, order in _LOAD_ORDER
+        ),
+        "COMMIT",
+    ]
 )
 
 
@@ -112,19 +127,18 @@ class PostgresStore:
 
     def load(self, session: str) -> SessionRecord | None:
         found: dict[type, list[dict[str, Any]]] = {}
-        with self._connection() as connection:
-            cursors = []
-            with connection.pipeline():
-                connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                for row_type, order in _LOAD_ORDER:
-                    sql = f'SELECT * FROM "{TABLE_OF[row_type].name}" WHERE "session" = %s'
-                    if order:
-                        sql += f' ORDER BY "{order}"'
-                    cursor = connection.cursor(row_factory=dict_row)
-                    cursors.append((row_type, cursor.execute(sql, (session,))))
-                connection.execute("COMMIT")
-            for row_type, cursor in cursors:
-                found[row_type] = cursor.fetchall()
+        with self._connection() as connection, connection.cursor(row_factory=dict_row) as cursor:
+            try:
+                cursor.execute(_LOAD_SQL, [session] * len(_LOAD_ORDER))
+                for row_type, _ in _LOAD_ORDER:  # the first result is BEGIN's, with no rows
+                    cursor.nextset()
+                    found[row_type] = cursor.fetchall()
+                while cursor.nextset():  # COMMIT's result
+                    pass
+            except BaseException:
+                if connection.info.transaction_status != TransactionStatus.IDLE:
+                    connection.execute("ROLLBACK")
+                raise
         if not found[SessionRow]:
             return None
         return SessionRecord(
@@ -137,13 +151,15 @@ class PostgresStore:
     def commit(self, changes: Changes) -> None:
         if not changes:
             return
-        by_type: dict[type, list[list[Any]]] = {}
+        statements: list[str] = []
+        values: list[Any] = []
         for row in changes.rows():
-            by_type.setdefault(type(row), []).append(list(to_columns(row).values()))
+            statements.append(self._upserts[type(row)])
+            values.extend(to_columns(row).values())
         with self._connection() as connection:
-            with connection.pipeline(), connection.transaction(), connection.cursor() as cursor:
-                for row_type, values in by_type.items():
-                    cursor.executemany(self._upserts[row_type], values)
+            # One query of several statements: the server runs it as one transaction, in
+            # one round trip, and rolls all of it back if any statement fails.
+            connection.execute("; ".join(statements), values)
             with self._counter:
                 self.commits += 1
 
@@ -205,14 +221,13 @@ class PostgresStore:
                 raise RuntimeError("this PostgresStore is closed")
             if self._idle:
                 return self._idle.pop()
-        connection = psycopg.connect(self.url, autocommit=True)
+        connection = psycopg.connect(self.url, autocommit=True, cursor_factory=psycopg.ClientCursor)
         connection.execute(f"{_KEEPALIVES}; SET lock_timeout = {int(self.lock_wait_secs * 1000)}")
         return connection
 
     def _give_back(self, connection: psycopg.Connection[Any]) -> None:
         reusable = (
-            not connection.closed
-            and connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            not connection.closed and connection.info.transaction_status == TransactionStatus.IDLE
         )
         with self._pool_guard:
             if reusable and not self._closed and len(self._idle) < _IDLE_POOL_SIZE:
