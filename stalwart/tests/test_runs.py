@@ -11,7 +11,15 @@ from stalwart import Agent, FakeClock, RewindRefused
 from stalwart.keys import idempotency_key, undo_key
 from stalwart.record import Store
 from stalwart.rulebook import PastCall
-from stalwart.runs import ENDED, TRANSITIONS, Event, RunStateError, State, transition
+from stalwart.runs import (
+    ENDED,
+    TRANSITIONS,
+    Event,
+    RunStateError,
+    RunUnfinished,
+    State,
+    transition,
+)
 
 Garden = tuple[Project, Agent]
 
@@ -273,3 +281,34 @@ def test_the_agent_shows_its_registration_lints(garden: Garden) -> None:
     _, agent = garden
     said = [str(lint) for lint in agent.lints]
     assert any("water_lawn" in text and "write_without_compensation" in text for text in said)
+
+
+INTERRUPTING_TOOLS = '''
+from stalwart import tool
+
+CALLS = []
+FAIL = set()
+
+
+@tool(writes=True)
+def pull_plug(order: int) -> dict:
+    """Pull the plug for an order."""
+    CALLS.append(("pull_plug", {"order": order}))
+    raise KeyboardInterrupt  # the process stops mid-call, as a killed one would
+'''
+
+
+def test_a_run_whose_process_stopped_mid_call_stays_in_flight_and_blocks_new_turns(
+    tmp_path: Path,
+) -> None:
+    project = write_project(tmp_path, tools_source=INTERRUPTING_TOOLS, tool_names=["pull_plug"])
+    agent = project.agent(clock=FakeClock())
+    agent.chat("pull the plug for order 1", user="u")
+    with pytest.raises(KeyboardInterrupt):
+        agent.confirm("u", "approve")
+    [call] = agent.record("u")
+    assert (call.tool, call.status) == ("pull_plug", "in_flight")
+    with pytest.raises(RunUnfinished, match=r"u#1, running\); it must be resumed"):
+        agent.chat("pull the plug for order 2", user="u")
+    assert len(agent.record("u")) == 1
+    agent.close()

@@ -16,6 +16,7 @@ from .errors import (
 )
 from .memory import Message
 from .replies import Reply, Waiting
+from .runs import RunUnfinished
 from .tools import ToolSpec, UndoSpec, tool
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "RecordedCall",
     "Reply",
     "RewindRefused",
+    "RunUnfinished",
     "StalwartError",
     "SystemClock",
     "ToolSpec",

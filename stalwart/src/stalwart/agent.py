@@ -109,6 +109,10 @@ class Agent:
             if latest is not None and latest.state == runs.State.WAITING:
                 question = (latest.question or {}).get("text", "")
                 raise QuestionPending(texts.question_pending(ledger.session.session, question))
+            if latest is not None and latest.state in runs.INTERRUPTED:
+                raise runs.RunUnfinished(
+                    texts.run_unfinished(ledger.session.session, latest.run_id, latest.state)
+                )
             if unread:
                 run = runs.start_unread(ledger, turn, reading.unread_clause, reading.reason)
             else:

@@ -82,6 +82,21 @@ class RunStateError(StalwartError):
     code = "run_state"
 
 
+class RunUnfinished(StalwartError):
+    """The session's latest run stopped mid-way (its process died): it must be resumed first.
+
+    Resuming such a run (a call in flight, a rollback half done) comes with issue #3; until
+    then a new turn is refused rather than started over writes nobody has settled.
+    """
+
+    code = "run_unfinished"
+
+
+# States a run is in only while a process is advancing it; found under the session's lock,
+# they mean that process stopped mid-way.
+INTERRUPTED = frozenset({State.RUNNING, State.ROLLING_BACK})
+
+
 def transition(state: str, event: Event) -> State:
     try:
         return TRANSITIONS[(State(state), event)]

@@ -204,6 +204,13 @@ def question_pending(session: str, question: str) -> str:
     return f"Session {session!r} waits for an answer first: {question}"
 
 
+def run_unfinished(session: str, run: str, state: str) -> str:
+    return (
+        f"Session {session!r} has a run that stopped mid-way ({run}, {state}); "
+        "it must be resumed before a new turn."
+    )
+
+
 def no_model(clause: str | None) -> str:
     said = f'"{clause}"' if clause else "this turn"
     return (
