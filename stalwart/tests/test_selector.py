@@ -8,9 +8,9 @@ import pytest
 from selector_toolsets import home, hotel, library, shop_specs, specs
 
 from stalwart.selector import Reading, Step, read_turn
-from stalwart.selector.core import split_clauses
+from stalwart.selector.core import Kind, split_clauses, tokenize
 from stalwart.selector.english import GRAMMAR
-from stalwart.tools import ToolSpec
+from stalwart.tools import ToolSpec, spec_from_function
 
 SHOP = shop_specs()
 HOTEL = specs(hotel)
@@ -308,3 +308,47 @@ def test_read_means_no_reason_and_steps_for_every_clause() -> None:
 
 def test_a_tool_listed_twice_is_one_tool() -> None:
     assert steps("renew loan 1", LIBRARY + LIBRARY) == [("renew_loan", {"loan": 1})]
+
+
+# --- tokens, number forms and parameter types ---
+
+
+def test_every_token_is_a_span_of_the_turn() -> None:
+    turn = "  pay fine of (member #17), amount $3.50; return 'The Dispossessed' it's check-in."
+    for clause, offset in split_clauses(turn, GRAMMAR):
+        for token in tokenize(clause, offset, GRAMMAR):
+            assert turn[token.start : token.start + len(token.text)] == token.text
+    kinds = [(t.kind, t.text) for t in tokenize("order #17 $3.50 'x y' B-12 it's", 0, GRAMMAR)]
+    assert kinds == [
+        (Kind.WORD, "order"),
+        (Kind.INTEGER, "17"),
+        (Kind.DECIMAL, "3.50"),
+        (Kind.QUOTED, "x y"),
+        (Kind.OTHER, "B-12"),
+        (Kind.WORD, "it's"),
+    ]
+
+
+def test_a_comma_never_makes_an_english_decimal() -> None:
+    assert unread("charge order 4411 40,00", SHOP).reason == "charge_card has no argument for 40,00"
+
+
+def _note(text, pinned: bool = False):  # type: ignore[no-untyped-def]  # no hint: read as str
+    """Write a note on the board."""
+
+
+def _schedule(days: list[str], hour: int) -> None:
+    """Schedule a backup on some days."""
+
+
+def test_an_unhinted_parameter_is_a_string_and_a_list_is_never_bound() -> None:
+    tools = [spec_from_function(_note, name="write_note"), spec_from_function(_schedule)]
+    assert steps('write a note text "milk" pinned yes', tools) == [
+        ("write_note", {"text": "milk", "pinned": True})
+    ]
+    assert unread("schedule backup hour 3 days 'mon'", tools).reason == (
+        "_schedule has no argument for mon"
+    )
+    assert unread("schedule backup hour 3", tools).reason == (
+        "required argument days of _schedule is not given"
+    )

@@ -17,9 +17,11 @@ Reading one clause
    next to the name, after it ("order 4411") or before it ("3 nights"); stop words may
    stand between a name and a number, a yes/no or a quoted string ("amount of 40.00").
    A ``str`` value without quotes is the one token right after the name ("hotel
-   Aurora"); a value of several words must be quoted. When a value could belong to two
-   parameters, the parameter with only one possible value takes it first ("2 guests
-   3 nights"); if that still leaves a choice, the clause is not read.
+   Aurora"); a value of several words must be quoted. Values are given so that as many
+   named parameters as possible get one: in "2 guests 3 nights" the 3 stands next to
+   both names, but only it can be the nights. When two such ways give a parameter
+   different values ("guests 3 nights"), the clause is not read. The same value said
+   twice ("order 4411 ... for order 4411") is one value.
 
 2. Arguments, by type, for the values left: a decimal goes to the one ``float`` or
    ``Decimal`` parameter left; an integer to the one ``int`` parameter left (or, for a
@@ -66,7 +68,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from enum import Enum
 from typing import Any
 
@@ -289,10 +291,7 @@ def _convert(token: Token, param: Param, grammar: Grammar) -> Any:
     if kind is float:
         return float(token.text)
     if kind is Decimal:
-        try:
-            return Decimal(token.text)
-        except InvalidOperation as error:  # the number forms never let this through
-            raise ValueError(f"not a decimal: {token.text!r}") from error
+        return Decimal(token.text)
     return token.text
 
 
@@ -380,11 +379,10 @@ def _candidates(
 def _bind_by_name(reading: _ToolReading, tokens: Sequence[Token], grammar: Grammar) -> None:
     """Give each named parameter one of the values next to its name.
 
-    Every way of giving the named parameters distinct tokens, as many as can be given,
-    must give each parameter the same value (by its text); otherwise the clause is
-    unclear. So "2 guests 3 nights" reads, "guests 3 nights" does not, and the same
-    value said twice ("order 4411 ... for order 4411") is one value: binding it takes
-    every saying of it, and every name said next to one.
+    Every way of giving the named parameters distinct tokens, as many as can be given
+    (a largest bipartite matching), must give each parameter the same value, by its
+    text; otherwise the clause is unclear. Binding a value takes every saying of it
+    next to the parameter's name, and the names said next to them, so none votes.
     """
     mentions = _mentions(tokens, reading.tool.params, grammar)
     names = {i for m in mentions for i in range(m.first, m.last + 1)}
