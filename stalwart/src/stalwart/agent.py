@@ -25,6 +25,7 @@ from .errors import AnswerError, NoModelError, NotYourSession, QuestionPending, 
 from .ledger import Ledger
 from .memory import Message, read_next, rewind
 from .record import Store, open_store
+from .record.schema import RunRow
 from .replies import Reply, Waiting
 from .retry import UndoBackoff
 from .tools import ToolSpec
@@ -252,7 +253,7 @@ class Agent:
 _PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})
 
 
-def _reply(ledger: Ledger, run: runs.RunRow) -> Reply:
+def _reply(ledger: Ledger, run: RunRow) -> Reply:
     if run.state == runs.State.WAITING and run.question is not None:
         waiting = Waiting.from_record(run.question)
         return Reply(

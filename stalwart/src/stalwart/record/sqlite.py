@@ -25,6 +25,7 @@ from .schema import (
     TABLES,
     CallRow,
     MessageRow,
+    Row,
     RunRow,
     SessionRow,
     from_columns,
@@ -125,7 +126,9 @@ class SQLiteStore:
         with self._guard:
             self._db.close()
 
-    def _select(self, row_type: type, column: str, value: str, order: str | None = None) -> list:
+    def _select(
+        self, row_type: type[Row], column: str, value: str, order: str | None = None
+    ) -> list[Row]:
         table = TABLE_OF[row_type]
         sql = f'SELECT * FROM "{table.name}" WHERE "{column}" = ?'
         if order:
