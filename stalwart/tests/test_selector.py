@@ -8,8 +8,8 @@ import pytest
 from selector_toolsets import home, hotel, library, shop_specs, specs
 
 from stalwart.selector import Reading, Step, read_turn
-from stalwart.selector.core import Kind, split_clauses, tokenize
 from stalwart.selector.english import GRAMMAR
+from stalwart.selector.tokens import Kind, split_clauses, tokenize
 from stalwart.tools import ToolSpec, spec_from_function
 
 SHOP = shop_specs()

@@ -37,7 +37,8 @@ from collections.abc import Sequence
 from stalwart.tools import ToolSpec
 
 from . import english, portuguese
-from .core import NOT_ENGLISH, Grammar, Reading, Step, read
+from .core import NOT_ENGLISH, Reading, Step, read
+from .grammar import Grammar
 
 __all__ = ["Grammar", "Reading", "Step", "read_turn"]
 

@@ -7,10 +7,10 @@ reads a tool's name, its docstring's first paragraph and its parameters, and not
 written for one tool set.
 
 Reading one clause
-    The clause is cut into tokens: words, integers, decimals, quoted strings ("..." or
-    '...', the value is what stands between the quotes) and other tokens (``2026-12-01``,
-    ``B-12``). Every tool in the catalogue is then tried as the reading of the clause,
-    each in two steps.
+    The clause is cut into tokens (`tokens.py`): words, integers, decimals, quoted
+    strings ("..." or '...', the value is what stands between the quotes) and other
+    tokens (``2026-12-01``, ``B-12``). Every tool in the catalogue is then tried as the
+    reading of the clause, in three steps.
 
 1. Arguments, by name. A parameter is named by the words of its name (``check_in`` is
    "check in" or "check_in"; stems, so "nights" names ``night`` too). Its value stands
@@ -64,17 +64,15 @@ number written in it, converted to the parameter's type hint.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from enum import Enum
 from typing import Any
 
-import snowballstemmer
-
 from stalwart.tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec
+
+from .grammar import Grammar
+from .tokens import VALUE_KINDS, Kind, Token, split_clauses, tokenize, word_parts
 
 # --- why a clause is not read: every reason a person may read, in one place ---
 
@@ -105,32 +103,6 @@ def no_argument_for(value: str, tool: str) -> str:
     return f"{tool} has no argument for {value}"
 
 
-# --- the grammar a language supplies ---
-
-
-@dataclass(frozen=True)
-class Grammar:
-    """What one language says about clauses, words and numbers; see `english.py`."""
-
-    language: str  # a snowballstemmer algorithm name
-    clause_separator: re.Pattern[str]
-    stop_words: frozenset[str]
-    true_words: frozenset[str]
-    false_words: frozenset[str]
-    integer: re.Pattern[str]
-    decimal: re.Pattern[str]
-    number_marks: str = ""  # characters allowed before a number and not part of it
-
-    def stem(self, word: str) -> str:
-        return _stem(self.language, word.lower())
-
-
-@functools.lru_cache(maxsize=8192)
-def _stem(language: str, word: str) -> str:
-    # A stemmer object keeps state while it works, so each call takes its own.
-    return str(snowballstemmer.stemmer(language).stemWord(word))
-
-
 # --- the turn's results ---
 
 
@@ -157,82 +129,6 @@ class Reading:
         return self.reason is None
 
 
-# --- tokens ---
-
-
-class Kind(Enum):
-    WORD = "word"
-    INTEGER = "integer"
-    DECIMAL = "decimal"
-    QUOTED = "quoted"
-    OTHER = "other"  # a token with digits or signs that is no number: 2026-12-01, B-12
-
-
-VALUE_KINDS = frozenset({Kind.INTEGER, Kind.DECIMAL, Kind.QUOTED, Kind.OTHER})
-
-_CHUNK = re.compile(r"\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)|\S+")
-_QUOTED = re.compile(r"\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)")
-_WORD = re.compile(r"[^\W\d_]+(?:[-_'’][^\W\d_]+)*")
-_WORD_PARTS = re.compile(r"[^\W\d_]+")
-_LEADING = "(["
-_TRAILING = ".,;:!?)]"
-
-
-@dataclass(frozen=True)
-class Token:
-    kind: Kind
-    text: str  # the value as written: for a quoted string, what is between the quotes
-    start: int  # where `text` starts in the turn
-
-    @property
-    def lower(self) -> str:
-        return self.text.lower()
-
-
-def split_clauses(turn: str, grammar: Grammar) -> list[tuple[str, int]]:
-    """The turn's non-empty clauses, each with where it starts in the turn."""
-    quoted = [match.span() for match in _QUOTED.finditer(turn)]
-    clauses: list[tuple[str, int]] = []
-    start = 0
-    for separator in grammar.clause_separator.finditer(turn):
-        if any(left <= separator.start() < right for left, right in quoted):
-            continue
-        clauses.append((turn[start : separator.start()], start))
-        start = separator.end()
-    clauses.append((turn[start:], start))
-    found: list[tuple[str, int]] = []
-    for text, offset in clauses:
-        stripped = text.strip()
-        if stripped:
-            found.append((stripped, offset + text.index(stripped)))
-    return found
-
-
-def tokenize(clause: str, offset: int, grammar: Grammar) -> list[Token]:
-    """Cut a clause into tokens; `offset` is where the clause starts in the turn."""
-    tokens: list[Token] = []
-    for chunk in _CHUNK.finditer(clause):
-        text, start = chunk.group(), offset + chunk.start()
-        if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-            tokens.append(Token(Kind.QUOTED, text[1:-1], start + 1))
-            continue
-        stripped = text.lstrip(_LEADING)
-        start += len(text) - len(stripped)
-        stripped = stripped.rstrip(_TRAILING)
-        if not stripped:
-            continue
-        unmarked = stripped.lstrip(grammar.number_marks)
-        if grammar.decimal.fullmatch(unmarked):
-            tokens.append(Token(Kind.DECIMAL, unmarked, start + len(stripped) - len(unmarked)))
-        elif grammar.integer.fullmatch(unmarked):
-            tokens.append(Token(Kind.INTEGER, unmarked, start + len(stripped) - len(unmarked)))
-        elif _WORD.fullmatch(stripped):
-            tokens.append(Token(Kind.WORD, stripped, start))
-        else:
-            tokens.append(Token(Kind.OTHER, stripped, start))
-    return tokens
-
-
 # --- what the core knows of a tool ---
 
 
@@ -256,7 +152,7 @@ class ToolWords:
 
 
 def _content_stems(text: str, grammar: Grammar) -> frozenset[str]:
-    words = _WORD_PARTS.findall(text.lower())
+    words = word_parts(text)
     return frozenset(grammar.stem(w) for w in words if w not in grammar.stop_words)
 
 
@@ -507,7 +403,7 @@ def _read_as(tool: ToolWords, tokens: Sequence[Token], grammar: Grammar) -> _Too
         if position not in reading.used
         and token.kind is Kind.WORD
         and token.lower not in grammar.stop_words
-        for part in _WORD_PARTS.findall(token.lower)
+        for part in word_parts(token.text)
         if part not in grammar.stop_words
     }
     reading.score = (len(said & tool.name_stems), reading.named, len(said & tool.doc_stems))

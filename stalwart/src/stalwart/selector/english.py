@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from .core import Grammar
+from .grammar import Grammar
 
 CLAUSE_SEPARATOR = re.compile(r",?\s*\band\s+then\b|,?\s*\bthen\b|;", re.IGNORECASE)
 

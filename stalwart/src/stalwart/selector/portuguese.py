@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .tokens import QUOTED
+
 _FUNCTION_WORDS_TEXT = """
     o os da das dos na nas ao aos pelo pela pelos pelas numa
     um uma uns umas e ou em para com sem por que depois então entao também tambem
@@ -36,7 +38,6 @@ DIACRITICS = frozenset("ãõçáéíóúâêôàü")
 SHARED_WORDS = frozenset({"a", "as"})
 
 _WORDS = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")  # "e-mail" is one word, not "e"
-_QUOTED = re.compile(r"\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)")
 
 
 def marks(words: Iterable[str]) -> int:
@@ -48,7 +49,7 @@ def reads_as_portuguese(turn: str, english_words: frozenset[str]) -> bool:
     """Whether the turn reads as Portuguese rather than as English (`english_words`)."""
     english_marks = english_words - SHARED_WORDS
     # A quoted string is a value, a name or a title, not the language of the turn.
-    words = _WORDS.findall(_QUOTED.sub(" ", turn.lower()))
+    words = _WORDS.findall(QUOTED.sub(" ", turn.lower()))
     if FUNCTION_WORDS.isdisjoint(words):
         return False
     return marks(words) > sum(1 for w in words if w in english_marks)

@@ -1,0 +1,37 @@
+"""What a language supplies to the selector: a `Grammar`.
+
+A grammar is data: how a turn splits into clauses, which words carry nothing, which
+snowballstemmer algorithm stems its words, how it writes integers, decimals and yes/no.
+`english.py` holds the English one; the core (`core.py`) reads any of them the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import snowballstemmer
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """What one language says about clauses, words and numbers; see `english.py`."""
+
+    language: str  # a snowballstemmer algorithm name
+    clause_separator: re.Pattern[str]
+    stop_words: frozenset[str]
+    true_words: frozenset[str]
+    false_words: frozenset[str]
+    integer: re.Pattern[str]
+    decimal: re.Pattern[str]
+    number_marks: str = ""  # characters allowed before a number and not part of it
+
+    def stem(self, word: str) -> str:
+        return _stem(self.language, word.lower())
+
+
+@functools.lru_cache(maxsize=8192)
+def _stem(language: str, word: str) -> str:
+    # A stemmer object keeps state while it works, so each call takes its own.
+    return str(snowballstemmer.stemmer(language).stemWord(word))
