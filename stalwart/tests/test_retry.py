@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import types
 
 import pytest
 from hypothesis import given
@@ -20,6 +21,7 @@ from stalwart.retry import (
     UndoGaveUp,
     after_call_failure,
     in_doubt,
+    in_doubt_classes,
     render_error,
     send_undo,
 )
@@ -128,6 +130,31 @@ def test_httpx_errors_when_httpx_is_installed() -> None:
     assert not in_doubt(httpx.HTTPStatusError("500", request=request, response=httpx.Response(500)))
 
 
+def test_httpx2_errors_when_httpx2_is_installed() -> None:
+    httpx2 = pytest.importorskip("httpx2")
+    request = httpx2.Request("POST", "http://127.0.0.1/charge")
+    assert in_doubt(httpx2.ReadTimeout("slow", request=request))
+    assert in_doubt(httpx2.RemoteProtocolError("closed mid-answer", request=request))
+    assert not in_doubt(httpx2.ConnectError("refused", request=request))
+
+
+def test_a_library_error_is_found_by_its_module_once_imported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A stand-in module under the library's name: what in_doubt relies on is only that an
+    # imported library's error classes are found in sys.modules by their names.
+    library = types.ModuleType("requests")
+
+    class Timeout(OSError):
+        pass
+
+    library.Timeout = Timeout  # type: ignore[attr-defined]
+    assert not in_doubt(Timeout())  # before the "import"
+    monkeypatch.setitem(sys.modules, "requests", library)
+    assert in_doubt(Timeout())
+    assert Timeout in in_doubt_classes()
+
+
 def test_requests_timeouts_when_requests_is_installed() -> None:
     requests = pytest.importorskip("requests")
     assert in_doubt(requests.exceptions.ReadTimeout())
@@ -140,7 +167,7 @@ def test_in_doubt_imports_no_http_library() -> None:
         "import sys\n"
         "from stalwart.retry import in_doubt\n"
         "in_doubt(TimeoutError())\n"
-        "print(sorted(m for m in ('httpx', 'requests') if m in sys.modules))\n"
+        "print(sorted(m for m in ('httpx', 'httpx2', 'requests') if m in sys.modules))\n"
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "[]"

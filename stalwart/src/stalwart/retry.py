@@ -6,9 +6,10 @@ doubt (`IN_DOUBT_BUILTINS`, plus the libraries' errors below):
 
 - `TimeoutError` (and so `socket.timeout`, `asyncio.TimeoutError`), `ConnectionResetError`,
   `ConnectionAbortedError`, `BrokenPipeError`;
-- httpx's `TimeoutException` (every timeout) and `RemoteProtocolError`, and requests'
-  `Timeout`: looked up in `sys.modules` only, never imported, since an instance of a
-  library's error can exist only once that library has been imported;
+- httpx's `TimeoutException` (every timeout) and `RemoteProtocolError` (and the same two
+  of httpx2, its successor, which the official anthropic and openai clients use), and
+  requests' `Timeout`: looked up in `sys.modules` only, never imported, since an instance
+  of a library's error can exist only once that library has been imported;
 - `stalwart.errors.Ambiguous`, which a tool raises to say it does not know.
 
 `ConnectionRefusedError` says the call never arrived, and is not in doubt; nor is any
@@ -63,6 +64,8 @@ NEVER_ARRIVED: tuple[type[BaseException], ...] = (ConnectionRefusedError,)
 IN_DOUBT_LIBRARY_ERRORS: tuple[tuple[str, str], ...] = (
     ("httpx", "TimeoutException"),
     ("httpx", "RemoteProtocolError"),
+    ("httpx2", "TimeoutException"),
+    ("httpx2", "RemoteProtocolError"),
     ("requests", "Timeout"),
 )
 
