@@ -286,6 +286,16 @@ def rework(context: Context, name: str, brief_file: Any) -> None:
     _emit(_guard(lambda: commands.rework(context.store, context.clock, name, text)))
 
 
+@arc.command()
+@click.argument("name", metavar="TASK")
+@pass_context
+def reverify(context: Context, name: str) -> None:
+    """Run a task's gate again now, without a worker (ignores the automatic guards)."""
+    from radian.arc.gate import reverify_by_hand
+
+    _emit(_guard(lambda: reverify_by_hand(context.store, context.config(), context.clock, name)))
+
+
 @arc.command("reset-budget")
 @click.argument("name", metavar="TASK")
 @pass_context

@@ -1,0 +1,201 @@
+"""Reverify: automatic when the target branch moved after a command failure, and by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gate_fixtures.arc_world import (
+    PYTEST,
+    add_plan,
+    run_arc,
+    task,
+    worker_args,
+    write_arc_config,
+)
+from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld, make_world
+
+from radian.arc import commands
+from radian.arc.clock import FakeClock
+from radian.arc.config import load_config
+from radian.arc.errors import ArcError
+from radian.arc.gate import reverify_by_hand
+from radian.arc.gate.reverify import reverified_pairs
+from radian.arc.store import ArcStore
+
+BROKEN_CHECK = "def test_main_is_broken():\n    assert False\n"
+DOUBLE = {"src/calc/ops.py": OPS_WITH_DOUBLE}
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> GitWorld:
+    return make_world(tmp_path / "world")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def store_of(world: GitWorld) -> ArcStore:
+    return ArcStore(world.repo)
+
+
+def test_a_moved_target_reverifies_by_itself_and_integrates(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    # main itself is broken: the integration key command fails on the merged tree.
+    broken_main = world.push_main({"tests/check_broken.py": BROKEN_CHECK}, "a broken test")
+    write_arc_config(world, worker_args(world, {"t": {"default": {"files": DOUBLE}}}),
+                     stages=("review",), integration_commands=(PYTEST,))  # fmt: skip
+    add_plan(world, clock, ["t"])
+    run_arc(world, clock)
+    waiting = task(world, "t")
+    assert str(waiting.state) == "review.rework_pending"
+    assert waiting.rework_reason is not None
+    assert waiting.rework_reason.startswith("integration failed (command_failed)")
+
+    # The target has not moved: nothing runs again.
+    assert run_arc(world, clock) == []
+    assert task(world, "t").attempts == ["001"]
+
+    fixed_main = world.push_main({"tests/check_broken.py": None}, "fix main")
+    lines = run_arc(world, clock)
+
+    assert lines[0] == (
+        f"t target branch moved {broken_main[:8]} -> {fixed_main[:8]} "
+        "-> review.verifying (automatic reverify, attempt 002)"
+    )
+    done = task(world, "t")
+    assert str(done.state) == "done.integrated"
+    assert done.attempts == ["001", "002"] and done.retry_count == 0
+    assert done.auto_reverify_count == 1 and done.auto_rework_used == 0
+    assert reverified_pairs(store_of(world), "t") == {(done.head_sha, fixed_main)}
+    record = store_of(world).read_attempt_result("t", "002")
+    assert record is not None and record["class"] == "reverify"
+    assert record["gate"]["passed"] is True
+    # The reverify ran a review again: its cost counts like any review.
+    assert done.cost_usd == pytest.approx(0.5)
+
+
+def test_the_guards_each_pair_once_and_max_auto_reverify(world: GitWorld, clock: FakeClock) -> None:
+    write_arc_config(world, worker_args(world, {"t": {"default": {"files": DOUBLE}}}),
+                     stages=("commands",), gate_commands=("exit 1",),
+                     limits={"max_auto_reverify": 2})  # fmt: skip
+    add_plan(world, clock, ["t"])
+    run_arc(world, clock)
+
+    world.push_main({"a.txt": "1"})
+    first = run_arc(world, clock)
+    assert "automatic reverify, attempt 002" in first[0]
+    assert run_arc(world, clock) == []  # the same (head, target) pair: never twice
+
+    world.push_main({"a.txt": "2"})
+    assert "automatic reverify, attempt 003" in run_arc(world, clock)[0]
+    world.push_main({"a.txt": "3"})
+    limit_line = (
+        "t target branch moved -> review.rework_pending: "
+        "max_auto_reverify 2 automatic reverify(s) used up"
+    )
+    assert run_arc(world, clock) == [limit_line]
+    world.push_main({"a.txt": "4"})
+    assert run_arc(world, clock) == []  # said once
+    waiting = task(world, "t")
+    assert str(waiting.state) == "review.rework_pending"
+    assert waiting.rework_reason == limit_line
+    assert waiting.auto_reverify_count == 2 and waiting.retry_count == 0
+    assert store_of(world).load_plan("p").auto == "on"
+
+    # By hand, the guards do not apply and nothing is used up.
+    lines = reverify_by_hand(store_of(world), load_config(world.repo), clock, "t")
+    assert lines[0] == "t reverify -> review.verifying (attempt 004)"
+    assert lines[1].startswith("t commands failed (command_failed) -> review.rework_pending")
+    after = task(world, "t")
+    assert after.auto_reverify_count == 2 and after.attempts[-1] == "004"
+    assert len(reverified_pairs(store_of(world), "t")) == 2
+
+
+def test_never_for_a_review_failure_a_conflict_or_a_plan_with_auto_off(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    todo = {"src/calc/ops.py": OPS_WITH_DOUBLE + "# TODO\n"}
+    clash = {
+        "files": {"src/calc/ops.py": "def add(a, b):\n    return b + a\n"},
+        "main_push": {
+            "clone": str(world.other),
+            "files": {"src/calc/ops.py": "def add(a, b):\n    return a+b\n"},
+        },
+    }
+    scenario = {"review": {"default": {"files": todo}}, "clash": {"default": clash},
+                "off": {"default": {"files": {"off.txt": "x"}}}}  # fmt: skip
+    write_arc_config(world, worker_args(world, scenario), stages=("commands", "review"),
+                     gate_commands=("test ! -e off.txt",), review_mode="todo",
+                     limits={"parallel": 1})  # fmt: skip
+    add_plan(world, clock, ["review", "clash"], auto_rework=0, merge_main=False)
+    add_plan(world, clock, ["off"], plan="quiet")
+    run_arc(world, clock)
+    commands.set_plan_auto(store_of(world), "quiet", "off")
+    reasons = {name: task(world, name).rework_reason for name in ("review", "clash", "off")}
+    assert str(task(world, "off").state) == "review.rework_pending"
+
+    world.push_main({"elsewhere.txt": "moved"})
+    assert run_arc(world, clock) == []
+    for name, reason in reasons.items():
+        assert task(world, name).rework_reason == reason
+        assert task(world, name).auto_reverify_count == 0
+
+
+def test_a_reverify_that_conflicts_takes_the_automatic_conflict_path(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    write_arc_config(world, worker_args(world, {"t": {"default": {"files": DOUBLE}}}),
+                     stages=("commands",), gate_commands=("exit 1",))  # fmt: skip
+    add_plan(world, clock, ["t"])
+    run_arc(world, clock)
+    world.push_main({"src/calc/ops.py": OPS_WITH_DOUBLE.replace("x * 2", "2 * x")})
+
+    lines = reverify_by_hand(store_of(world), load_config(world.repo), clock, "t")
+
+    assert lines[-1] == "t conflict with main -> todo.ready (Rework 1, starts mid-merge)"
+    ready = task(world, "t")
+    assert str(ready.state) == "todo.ready" and ready.merge_pending
+
+
+def test_reverify_by_hand_refuses_a_task_that_is_not_waiting(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    write_arc_config(world, worker_args(world, {"t": {"default": {"files": DOUBLE}}}))
+    add_plan(world, clock, ["t"])
+    run_arc(world, clock)
+    assert str(task(world, "t").state) == "done.integrated"
+
+    with pytest.raises(ArcError, match="reverify applies to a review.rework_pending task"):
+        reverify_by_hand(store_of(world), load_config(world.repo), clock, "t")
+    assert task(world, "t").attempts == ["001"]
+
+
+def test_the_reverify_command_line(world: GitWorld, clock: FakeClock) -> None:
+    write_arc_config(world, worker_args(world, {"t": {"default": {"files": DOUBLE}}}),
+                     stages=("commands",), gate_commands=("test -e ok.txt",))  # fmt: skip
+    add_plan(world, clock, ["t"])
+    run_arc(world, clock)
+    radian = Path(sys.executable).parent / "radian"
+
+    done = subprocess.run([str(radian), "arc", "--repo", str(world.repo), "reverify", "t"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "t reverify -> review.verifying (attempt 002)"
+    assert "t commands failed (command_failed)" in done.stdout
+
+    shown = subprocess.run([str(radian), "arc", "--repo", str(world.repo), "show", "--json", "t"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    document = json.loads(shown.stdout)
+    assert document["last_verdict"]["attempt_id"] == "002"
+    assert document["rework_reason"].startswith("commands failed (command_failed)")
+
+    missing = subprocess.run([str(radian), "arc", "--repo", str(world.repo), "reverify", "nope"],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    assert missing.returncode == 1 and "no task named 'nope'" in missing.stderr
