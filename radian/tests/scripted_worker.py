@@ -92,7 +92,8 @@ def result(step: dict, attempt: str) -> dict:
 
 
 def commit_and_push(attempt: str, *, push: bool) -> None:
-    Path(f"work-{attempt}.txt").write_text(f"attempt {attempt}\n")
+    task = os.environ.get("RADIAN_ARC_TASK", "")
+    Path(f"work-{attempt}.txt").write_text(f"{task} attempt {attempt}\n")
     subprocess.run(["git", "add", "-A"], check=True)
     subprocess.run(["git", "commit", "-q", "-m", f"work of attempt {attempt}"], check=True)
     if push:

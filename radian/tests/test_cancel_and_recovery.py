@@ -1,0 +1,202 @@
+"""Cancel from a second terminal, Ctrl-C, and a `run` killed with SIGKILL at any moment."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from arc_helpers import attempt_result, make_plan, run_once, task
+from conftest import run_env, write_config
+
+from radian.arc import commands
+from radian.arc.clock import FakeClock
+from radian.arc.config import load_config
+from radian.arc.errors import ArcError
+from radian.arc.loop import recover_orphans
+from radian.arc.settle import terminated_outcome
+from radian.arc.store import ArcStore
+
+Worker = Callable[..., list[str]]
+RADIAN = str(Path(sys.executable).parent / "radian")
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
+
+
+def wrapper_running(repo: Path, name: str, attempt_id: str = "001") -> bool:
+    return (ArcStore(repo).attempt_dir(name, attempt_id) / "wrapper.pid").is_file()
+
+
+def every_json_file_is_whole(repo: Path) -> int:
+    count = 0
+    for path in (repo / ".radian" / "arc").rglob("*.json"):
+        json.loads(path.read_text())
+        count += 1
+    return count
+
+
+def test_cancel_from_a_second_terminal_stops_the_worker(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    write_config(git_repo, scripted_worker({"default": {"do": "silent"}}),
+                 worker={"stall_secs": 60.0})  # fmt: skip
+    make_plan(git_repo, clock, ["t"])
+    lines: list[str] = []
+    runner = threading.Thread(target=lambda: lines.extend(run_once(git_repo, clock)))
+    runner.start()
+    wait_for(lambda: wrapper_running(git_repo, "t"))
+    done = subprocess.run(
+        [RADIAN, "arc", "cancel", "t"], cwd=git_repo, capture_output=True, text=True,
+        env=run_env(), timeout=60,
+    )  # fmt: skip
+    runner.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "t cancelled -> failed.cancelled (was doing.working)\n"
+    assert lines[-1] == "t attempt 001 ended after cancel"
+    assert task(git_repo, "t").state == "failed.cancelled"
+    record = attempt_result(git_repo, "t", "001")
+    assert record["class"] == "cancel"
+    assert record["next_state"] == "failed.cancelled"
+    assert not wrapper_running(git_repo, "t")
+
+
+def test_cancel_of_a_task_not_running_and_of_a_failed_one(git_repo: Path, clock: FakeClock) -> None:
+    store = make_plan(git_repo, clock, ["t"], confirm=False)
+    assert commands.cancel(store, clock, "t") == [
+        "t cancelled -> failed.cancelled (was todo.ready)"
+    ]
+    with pytest.raises(ArcError, match="t is failed.cancelled: there is nothing to cancel"):
+        commands.cancel(store, clock, "t")
+    with pytest.raises(ArcError, match="no task named 'nope'"):
+        commands.cancel(store, clock, "nope")
+
+
+def test_ctrl_c_stops_workers_and_records_a_terminated_attempt(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    write_config(git_repo, scripted_worker({"default": {"do": "silent"}}),
+                 worker={"stall_secs": 60.0})  # fmt: skip
+    make_plan(git_repo, clock, ["t"])
+    run = subprocess.Popen(
+        [RADIAN, "arc", "run"], cwd=git_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=run_env(),
+    )  # fmt: skip
+    wait_for(lambda: wrapper_running(git_repo, "t"))
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    assert "interrupted: workers stopped, every task file written" in out
+    record = attempt_result(git_repo, "t", "001")
+    assert record["class"] == "infrastructure"
+    assert record["row"] == "terminated (no Result, a crash or a kill)"
+    assert task(git_repo, "t").state == "todo.retry_wait"
+    every_json_file_is_whole(git_repo)
+
+
+def test_run_killed_with_sigkill_at_any_moment_leaves_whole_files_and_continues(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    scenario = {
+        "default": {"do": "sleep", "secs": 0.6, "then": {"outcome": "failed", "cost": 0.1}},
+    }
+    exec_args = scripted_worker(scenario, name="kill")
+    scenario_file = exec_args[0].removesuffix(".sh") + ".json"
+    scenario_file = Path(scenario_file)
+    write_config(git_repo, exec_args, limits={"max_attempts": 10, "parallel": 2})
+    make_plan(git_repo, clock, ["a", "b"])
+    env = run_env()
+    for delay in (0.3, 0.9, 1.6):
+        env["RADIAN_ARC_FAKE_NOW"] = "2026-11-30T07:00:00Z"
+        run = subprocess.Popen([RADIAN, "arc", "run"], cwd=git_repo, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        time.sleep(delay)
+        run.kill()
+        run.wait()
+        assert every_json_file_is_whole(git_repo) > 0
+        for name in ("a", "b"):
+            task(git_repo, name)  # every task file loads as a Task
+    # The next runs recover what the killed ones left and carry the tasks on: the worker now
+    # delivers, and each pass's fake clock is an hour on, so no retry is waited for.
+    scenario_file.write_text(json.dumps({"default": {"do": "result", "commit": True}}))
+    outputs = []
+    for fake_now in ("2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z"):
+        env["RADIAN_ARC_FAKE_NOW"] = fake_now
+        done = subprocess.run([RADIAN, "arc", "run", "--once"], cwd=git_repo, env=env,
+                              capture_output=True, text=True, timeout=100)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        outputs.append(done.stdout)
+    every_json_file_is_whole(git_repo)
+    for name in ("a", "b"):
+        final = task(git_repo, name)
+        assert final.state == "review.verifying", outputs
+        for attempt_id in final.attempts:
+            assert attempt_result(git_repo, name, attempt_id)["next_state"]
+    rows = [
+        attempt_result(git_repo, name, attempt_id)["row"]
+        for name in ("a", "b")
+        for attempt_id in task(git_repo, name).attempts
+    ]
+    assert "terminated (no Result, a crash or a kill)" in rows
+
+
+def test_recovery_applies_a_result_written_before_the_task_was_saved(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    write_config(git_repo, scripted_worker({"default": {"outcome": "failed"}}))
+    store = make_plan(git_repo, clock, ["t", "u"])
+    config = load_config(git_repo)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead_pid = int(dead.stdout)
+    for name in ("t", "u"):
+        with store.task_lock(name):
+            record = store.load_task(name)
+            record.state = "doing.working"  # as a claim leaves it
+            record.attempts = ["001"]
+            record.last_attempt_id = "001"
+            store.save_task(record)
+        store.write_attempt_intent(name, "001", {"owner_pid": dead_pid, "claimed_at": None})
+    # t's owner died after writing its attempt result (a stall) but before saving the task.
+    stalled = asdict(terminated_outcome(None, "2026-11-30T07:00:00Z")) | {"row": "stall"}
+    store.write_attempt_result("t", "001", {"outcome_record": stalled})
+    lines = recover_orphans(store, config, clock, running=set())
+    assert lines == [
+        "t failed (stall) -> retry at 2026-11-30T07:00:10Z",
+        "u attempt 001 has no live worker and no Result -> terminated",
+        "u failed (infrastructure) -> retry at 2026-11-30T07:00:10Z",
+    ]
+    assert attempt_result(git_repo, "t", "001")["class"] == "stall"
+
+
+def test_a_live_owner_keeps_its_attempt(git_repo: Path, clock: FakeClock) -> None:
+    store = make_plan(git_repo, clock, ["t"], confirm=False)
+    with store.task_lock("t"):
+        record = store.load_task("t")
+        record.state = "doing.working"
+        record.attempts = ["001"]
+        record.last_attempt_id = "001"
+        store.save_task(record)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        store.write_attempt_intent("t", "001", {"owner_pid": sleeper.pid})
+        assert recover_orphans(store, load_config(git_repo), clock, running=set()) == []
+        assert task(git_repo, "t").state == "doing.working"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert os.path.exists(store.task_path("t"))
+    assert run_once  # the helper module stays importable for the others
