@@ -135,16 +135,17 @@ def _measure(backend: str, scenario: Scenario, store: Store, runs: int, floor: F
         _order(desk, scenario, f"warm-{backend}-{slug}-{number}")
         CALLS.clear()
     seconds: list[float] = []
-    commits = 0
+    commits = step_commits = 0
     floor_secs = 0.0
     users = [f"{backend}-{slug}-{number}" for number in range(runs)]
     for user in users:
         before = store.commits
         began = time.perf_counter()
-        _order(desk, scenario, user)
+        turn_commits = _order(desk, scenario, user)
         seconds.append(time.perf_counter() - began)
         made = store.commits - before
         commits += made
+        step_commits += made - turn_commits
         floor_secs += floor.commit(made)  # right after the run, under the same disk weather
         CALLS.clear()
     write_steps = sum(
@@ -158,18 +159,23 @@ def _measure(backend: str, scenario: Scenario, store: Store, runs: int, floor: F
         scenario=scenario.name,
         seconds_per_run=tuple(seconds),
         commits=commits,
+        step_commits=step_commits,
         write_steps=write_steps,
         floor_secs=floor_secs,
         floor_name=floor.name,
     )
 
 
-def _order(desk: Agent, scenario: Scenario, user: str) -> None:
+def _order(desk: Agent, scenario: Scenario, user: str) -> int:
+    """Run the scenario as one person would; return the commits the turn itself made."""
+    before = desk.store.commits
     reply = desk.chat(scenario.turn, user=user)
+    turn_commits = desk.store.commits - before
     while reply.waiting and reply.waiting[0].kind == "confirm":
         reply = desk.confirm(user, "approve")
     if not reply.text.startswith(scenario.reply_starts):
         raise SystemExit(f"{scenario.name}: unexpected reply {reply.text!r}")
+    return turn_commits
 
 
 if __name__ == "__main__":
