@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -312,3 +313,57 @@ def test_a_run_whose_process_stopped_mid_call_stays_in_flight_and_blocks_new_tur
         agent.chat("pull the plug for order 2", user="u")
     assert len(agent.record("u")) == 1
     agent.close()
+
+
+DECIMAL_TOOLS = '''
+from decimal import Decimal
+
+from stalwart import tool
+
+CALLS = []
+FAIL = set()
+
+
+@tool(writes=True, undo="refund_money")
+def charge_money(order: int, amount: Decimal, idempotency_key: str) -> dict:
+    """Charge money for an order."""
+    CALLS.append(("charge_money", {"amount": amount, "key": idempotency_key}))
+    return {"order": order}
+
+
+@tool(writes=True)
+def refund_money(order: int, amount: Decimal) -> dict:
+    """Refund money for an order."""
+    CALLS.append(("refund_money", {"amount": amount}))
+    return {"order": order}
+
+
+@tool(writes=True)
+def jam_till(order: int) -> dict:
+    """Jam the till for an order."""
+    raise RuntimeError("jammed")
+'''
+
+
+def test_a_decimal_argument_reaches_the_tool_and_its_undo_as_a_decimal_in_any_process(
+    tmp_path: Path,
+) -> None:
+    project = write_project(
+        tmp_path,
+        tools_source=DECIMAL_TOOLS,
+        tool_names=["charge_money", "refund_money", "jam_till"],
+    )
+    first = project.agent(clock=FakeClock())
+    first.chat("charge money for order 1 amount 40.50, then jam the till for order 1", user="u")
+    step_args = first.store.load("u").runs[0].steps[0]["args"]  # type: ignore[union-attr]
+    second = project.agent(clock=FakeClock())  # what another process would read back
+    second.confirm("u", "approve")
+    second.confirm("u", "approve")
+    [(_, charged), (_, refunded)] = project.calls
+    assert charged["amount"] == Decimal("40.50") and isinstance(charged["amount"], Decimal)
+    assert refunded["amount"] == Decimal("40.50") and isinstance(refunded["amount"], Decimal)
+    assert charged["key"] == idempotency_key(
+        "u", "1.1", "charge_money", {"order": 1, "amount": Decimal(step_args["amount"])}
+    )
+    first.close()
+    second.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -247,8 +248,9 @@ def _send(
     ledger: Ledger, agentry: Agentry, run: RunRow, index: int, step: dict[str, Any]
 ) -> RunRow:
     """Check a step, record it in flight (one commit), send it, keep its outcome."""
-    tool, args = step["tool"], dict(step["args"])
+    tool = step["tool"]
     spec = agentry.tools[tool]
+    args = typed_args(spec, step["args"])
     verdict = agentry.check.call(tool, args, ledger.history())
     if not verdict.allowed:
         return _refuse(ledger, agentry, run, index, step, verdict.text)
@@ -340,7 +342,9 @@ def _send_undo(
     ledger.commit()
     try:
         result = send_undo(
-            lambda _try: spec.call(plan.args, key), agentry.undo_backoff, ledger.clock
+            lambda _try: spec.call(typed_args(spec, plan.args), key),
+            agentry.undo_backoff,
+            ledger.clock,
         )
     except UndoGaveUp as gave_up:
         error = render_error(gave_up.error)
@@ -487,6 +491,20 @@ def _undo_row(
 
 def _finish(ledger: Ledger, call: CallRow, status: str, **changes: Any) -> CallRow:
     return replace(call, status=status, finished=ledger.clock.now(), **changes)
+
+
+def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments as the tool's hints declare them, whichever process reads them back.
+
+    The record keeps JSON, where a Decimal is its text; the tool, and the key computed
+    from the arguments, see the Decimal again.
+    """
+    typed = dict(args)
+    for name, value in args.items():
+        param = spec.param(name)
+        if param is not None and param.base_type is Decimal and isinstance(value, str | int):
+            typed[name] = Decimal(value)
+    return typed
 
 
 def _as_recorded(value: Any) -> Any:
