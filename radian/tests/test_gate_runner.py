@@ -1,0 +1,109 @@
+"""GateVerifier as the loop's Verifier: background gates, Ctrl-C, and gates taken up again."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from gate_fixtures.arc_world import add_plan, run_arc, task, worker_args, write_arc_config
+from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld, make_world
+
+from radian.arc.clock import FakeClock
+from radian.arc.config import load_config
+from radian.arc.gate import GateVerifier
+from radian.arc.gate.jobs import build_job
+from radian.arc.gate.pipeline import run_gate
+from radian.arc.gate.verdict import all_verdicts
+from radian.arc.loop import Loop
+from radian.arc.store import ArcStore
+
+SLEEP = f"{sys.executable} -c 'import time; time.sleep(1.5)'"
+HANG = f"{sys.executable} -c 'import time; time.sleep(60)'"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> GitWorld:
+    return make_world(tmp_path / "world")
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def files(name: str) -> dict[str, str]:
+    return {f"src/calc/{name}.py": "def f():\n    return 1\n"}
+
+
+def test_a_slow_gate_does_not_keep_the_loop_from_claiming(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    scenario = {"a": {"default": {"files": files("a")}}, "b": {"default": {"files": files("b")}}}
+    write_arc_config(world, worker_args(world, scenario), stages=("commands",),
+                     gate_commands=(SLEEP,), limits={"parallel": 1})  # fmt: skip
+    add_plan(world, clock, ["a", "b"])
+
+    lines = run_arc(world, clock)
+
+    # b was claimed while a's gate was still running.
+    assert lines.index("b todo.ready -> doing.working (attempt 001)") < next(
+        i for i, line in enumerate(lines) if line.startswith("a integrated")
+    )
+    assert str(task(world, "a").state) == str(task(world, "b").state) == "done.integrated"
+
+
+def test_stop_ends_a_running_gate_and_the_next_run_takes_it_up(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    scenario = {"t": {"default": {"files": {"src/calc/ops.py": OPS_WITH_DOUBLE}}}}
+    write_arc_config(world, worker_args(world, scenario), stages=("commands",),
+                     gate_commands=(HANG,))  # fmt: skip
+    add_plan(world, clock, ["t"])
+    store = ArcStore(world.repo)
+    config = load_config(world.repo)
+    # A run without a gate leaves the task in review.verifying.
+    Loop(store, config, clock, echo=lambda line: None).run()
+    assert str(task(world, "t").state) == "review.verifying"
+
+    verifier = GateVerifier(store, config, clock)
+    verifier.start("t", "001")
+    time.sleep(0.5)  # let the gate reach its command
+    started = time.monotonic()
+    verifier.stop()
+    assert time.monotonic() - started < 10
+    assert verifier.active() == 0
+    assert str(task(world, "t").state) == "review.verifying"
+    assert all_verdicts(store.task_dir("t")) == []
+
+    # The next run finds the task verifying with no gate anywhere, and runs its gate.
+    write_arc_config(world, worker_args(world, scenario), stages=("commands",),
+                     gate_commands=("true",))  # fmt: skip
+    lines = run_arc(world, clock)
+    assert str(task(world, "t").state) == "done.integrated"
+    assert any(line.startswith("t integrated") for line in lines)
+
+
+def test_verdicts_written_but_never_applied_are_applied_without_running_again(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    scenario = {"t": {"default": {"files": {"src/calc/ops.py": OPS_WITH_DOUBLE}}}}
+    write_arc_config(world, worker_args(world, scenario), stages=("commands",),
+                     gate_commands=("exit 2",))  # fmt: skip
+    add_plan(world, clock, ["t"])
+    store = ArcStore(world.repo)
+    config = load_config(world.repo)
+    Loop(store, config, clock, echo=lambda line: None).run()
+    # A run killed after its gate wrote the verdict, before applying it.
+    job = build_job(store, config, store.load_task("t"), "001", threading.Event())
+    run_gate(job, clock)
+    assert len(all_verdicts(store.task_dir("t"))) == 1
+
+    lines = run_arc(world, clock)
+
+    assert lines == [
+        "t commands failed (command_failed) -> review.rework_pending: `exit 2` exited 2"
+    ]
+    assert len(all_verdicts(store.task_dir("t"))) == 1
