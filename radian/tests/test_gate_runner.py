@@ -11,6 +11,7 @@ import pytest
 from gate_fixtures.arc_world import add_plan, run_arc, task, worker_args, write_arc_config
 from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld, make_world
 
+from radian.arc import commands
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.gate import GateVerifier
@@ -107,3 +108,29 @@ def test_verdicts_written_but_never_applied_are_applied_without_running_again(
         "t commands failed (command_failed) -> review.rework_pending: `exit 2` exited 2"
     ]
     assert len(all_verdicts(store.task_dir("t"))) == 1
+
+
+def test_a_task_cancelled_while_its_gate_runs_is_never_integrated(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    scenario = {"t": {"default": {"files": {"src/calc/ops.py": OPS_WITH_DOUBLE}}}}
+    write_arc_config(world, worker_args(world, scenario), stages=("commands",),
+                     gate_commands=(SLEEP,))  # fmt: skip
+    add_plan(world, clock, ["t"])
+    store = ArcStore(world.repo)
+    config = load_config(world.repo)
+    Loop(store, config, clock, echo=lambda line: None).run()
+    main_before = world.main_sha()
+
+    verifier = GateVerifier(store, config, clock)
+    verifier.start("t", "001")
+    commands.cancel(store, clock, "t")
+    lines: list[str] = []
+    while verifier.active():
+        lines += verifier.collect()
+        time.sleep(0.05)  # polling a real background thread, not a backoff
+
+    assert lines == []
+    assert str(task(world, "t").state) == "failed.cancelled"
+    assert world.main_sha() == main_before
+    assert [v.stage for v in all_verdicts(store.task_dir("t"))] in ([], ["commands"])

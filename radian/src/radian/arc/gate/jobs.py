@@ -13,6 +13,7 @@ from radian.arc.gate.pipeline import GateRun
 from radian.arc.gate.stage import GateJob
 from radian.arc.gate.verdict import attempt_verdicts
 from radian.arc.model import Task
+from radian.arc.states import State
 from radian.arc.store import ArcStore
 
 
@@ -41,6 +42,12 @@ def build_job(
         task_dir=store.task_dir(task.name),
         stop=stop,
     )
+
+
+def still_verifying(store: ArcStore, task: str, attempt_id: str) -> bool:
+    """Is `attempt_id` still the attempt `task` is verifying? (Not cancelled, not replaced.)"""
+    current = store.load_task(task)
+    return current.state is State.VERIFYING and current.last_attempt_id == attempt_id
 
 
 def finished_run_on_file(store: ArcStore, task: str, attempt_id: str) -> GateRun | None:

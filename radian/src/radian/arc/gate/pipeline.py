@@ -8,6 +8,7 @@ integration in another (`.../integrate`); both are removed when the run ends.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,13 +59,15 @@ def stages_of(job: GateJob) -> list[str]:
     return [*configured, "integration"]
 
 
-def run_gate(job: GateJob, clock: Clock) -> GateRun:
+def run_gate(job: GateJob, clock: Clock, still_wanted: Callable[[], bool] | None = None) -> GateRun:
+    """Run the gate's stages. `still_wanted` is asked before each stage: a task cancelled
+    (or otherwise moved on) meanwhile must not be integrated, so the run stops there."""
     verify_tree, integrate_tree = gate_worktrees(job.repo_root, job.task)
     verdicts: list[Verdict] = []
     stopped = False
     try:
         for stage in stages_of(job):
-            if job.stop.is_set():
+            if job.stop.is_set() or (still_wanted is not None and not still_wanted()):
                 stopped = True
                 break
             verdict = _run_stage(job, stage, clock, verify_tree, integrate_tree)

@@ -25,7 +25,7 @@ from radian.arc.config import ArcConfig
 from radian.arc.errors import ArcError
 from radian.arc.gate import texts
 from radian.arc.gate.apply import apply_gate, rework_reason_for
-from radian.arc.gate.jobs import build_job, gate_lock
+from radian.arc.gate.jobs import build_job, gate_lock, still_verifying
 from radian.arc.gate.pipeline import run_gate
 from radian.arc.gate.verdict import (
     TREE_FAILURE_REASONS,
@@ -93,7 +93,7 @@ def reverify_by_hand(store: ArcStore, config: ArcConfig, clock: Clock, name: str
             attempt_id = claim_reverify(store, task, clock, "radian arc reverify")
         lines = [texts.reverify_started(name, attempt_id)]
         job = build_job(store, config, store.load_task(name), attempt_id, threading.Event())
-        run = run_gate(job, clock)
+        run = run_gate(job, clock, still_wanted=lambda: still_verifying(store, name, attempt_id))
         lines += apply_gate(store, config, run, clock)
         return lines
     finally:

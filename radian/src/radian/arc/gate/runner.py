@@ -17,7 +17,7 @@ from filelock import Timeout
 from radian.arc.clock import Clock
 from radian.arc.config import ArcConfig
 from radian.arc.gate.apply import apply_gate
-from radian.arc.gate.jobs import build_job, finished_run_on_file, gate_lock
+from radian.arc.gate.jobs import build_job, finished_run_on_file, gate_lock, still_verifying
 from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.reverify import auto_reverify
 from radian.arc.states import State
@@ -105,10 +105,14 @@ class GateVerifier:
             gate.done.set()  # another process runs this gate; it applies the verdicts
             return
         try:
-            task = self.store.load_task(gate.task)
-            if task.state is State.VERIFYING and task.last_attempt_id == gate.attempt_id:
+            if still_verifying(self.store, gate.task, gate.attempt_id):
+                task = self.store.load_task(gate.task)
                 job = build_job(self.store, self.config, task, gate.attempt_id, self._stop)
-                gate.result = run_gate(job, self.clock)
+                gate.result = run_gate(
+                    job,
+                    self.clock,
+                    still_wanted=lambda: still_verifying(self.store, gate.task, gate.attempt_id),
+                )
         finally:
             lock.release()
             gate.done.set()
