@@ -188,3 +188,15 @@ def test_bad_settings_and_a_closed_store_are_refused(pg_url: str) -> None:
     closed.close()
     with pytest.raises(RuntimeError, match="closed"):
         closed.load("s1")
+
+
+def test_a_failed_load_inside_the_lock_leaves_the_lock_usable(
+    pg_url: str, pg_store: PostgresStore
+) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as admin, pg_store.lock("s1"):
+        admin.execute('ALTER TABLE "messages" RENAME TO "messages_away"')
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            pg_store.load("s1")
+        admin.execute('ALTER TABLE "messages_away" RENAME TO "messages"')
+        pg_store.commit(Changes(sessions=[SessionRow("s1", "u", "desk", 1.0)]))
+        assert pg_store.load("s1") is not None

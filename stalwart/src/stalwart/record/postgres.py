@@ -136,8 +136,7 @@ class PostgresStore:
                 while cursor.nextset():  # COMMIT's result
                     pass
             except BaseException:
-                if connection.info.transaction_status != TransactionStatus.IDLE:
-                    connection.execute("ROLLBACK")
+                _end_failed_transaction(connection)
                 raise
         if not found[SessionRow]:
             return None
@@ -253,6 +252,16 @@ def _upsert_sql(row_type: type) -> str:
         f'INSERT INTO "{table.name}" ({columns}) VALUES ({marks}) '
         f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
     )
+
+
+def _end_failed_transaction(connection: psycopg.Connection[Any]) -> None:
+    """Leave a connection idle after a failed load, or closed if it cannot be."""
+    if connection.closed or connection.info.transaction_status == TransactionStatus.IDLE:
+        return
+    try:
+        connection.execute("ROLLBACK")
+    except psycopg.Error:
+        connection.close()
 
 
 def _rows(row_type: type, found: dict[type, list[dict[str, Any]]]) -> list[Any]:
