@@ -144,6 +144,11 @@ def test_a_parameter_name_said_by_one_tool_does_not_vote_for_another() -> None:
     assert steps("cancel booking B-12", HOTEL) == [("cancel_booking", {"booking": "B-12"})]
 
 
+def test_a_value_that_is_a_tool_word_does_not_vote() -> None:
+    # "Extend" is a word of extend_stay's name, but here it is the booking's value.
+    assert steps("cancel booking Extend", HOTEL) == [("cancel_booking", {"booking": "Extend"})]
+
+
 def test_stop_words_may_stand_between_a_name_and_a_number() -> None:
     assert steps("pay the fine of member 17 for an amount of 3.50", LIBRARY) == [
         ("pay_fine", {"member": 17, "amount": Decimal("3.50")})
