@@ -24,6 +24,14 @@ def remote_lock(repo_root: Path) -> FileLock:
     return FileLock(str(folder / "gate-remote.lock"))
 
 
+def integration_lock(repo_root: Path) -> FileLock:
+    """Held for a whole integration (fetch, merge, key commands, push): arc integrates one
+    task at a time, a merge queue, so its own gates never push past each other."""
+    folder = repo_root / ".radian" / "arc" / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(folder / "gate-integration.lock"))
+
+
 def fetch_target(job: GateJob) -> str:
     with remote_lock(job.repo_root):
         return git.fetch_branch(job.repo_root, job.remote, job.target_branch)

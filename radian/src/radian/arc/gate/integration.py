@@ -3,7 +3,9 @@
 The merge is made in a scratch worktree (never the user's checkout) detached at the remote
 target branch's head (`base_sha`), with `git merge --no-ff <head_sha>`. The integration
 commands run on that merged tree; then HEAD is pushed to the target branch without force.
-When the push is rejected because the target moved meanwhile, the stage starts over once
+Integrations run one at a time per repository (a lock held for the whole stage, across
+processes), so arc's own gates never push past each other; only a push from elsewhere can
+move the target meanwhile. When the push is rejected for that, the stage starts over once
 from a fresh fetch (a new base_sha, a new conflict check, the commands again); a second
 rejection fails with reason `target_moved`.
 """
@@ -15,7 +17,7 @@ from pathlib import Path
 from radian.arc import git
 from radian.arc.gate import texts
 from radian.arc.gate.commands import run_commands
-from radian.arc.gate.conflict import check_conflict, fetch_target, remote_lock
+from radian.arc.gate.conflict import check_conflict, fetch_target, integration_lock, remote_lock
 from radian.arc.gate.stage import GateJob, StageResult, failed, passed
 from radian.arc.gate.verdict import GATE_ERROR, TARGET_MOVED
 
@@ -23,6 +25,11 @@ ROUNDS = 2  # the first try, and one more after a push rejected for a moved targ
 
 
 def run_integration(job: GateJob, *, worktree: Path, log_path: Path) -> StageResult:
+    with integration_lock(job.repo_root):
+        return _integrate(job, worktree=worktree, log_path=log_path)
+
+
+def _integrate(job: GateJob, *, worktree: Path, log_path: Path) -> StageResult:
     base_sha = ""
     for _ in range(ROUNDS):
         base_sha = fetch_target(job)
