@@ -269,7 +269,7 @@ def _json_objects(output: str) -> Iterator[dict[str, Any]]:
     found = False
     for line in output.splitlines():
         stripped = line.strip()
-        if not stripped or stripped[0] not in "{[":
+        if not stripped or stripped[0] not in "{[" or not _may_matter(stripped):
             continue
         try:
             value = json.loads(stripped)
@@ -282,6 +282,11 @@ def _json_objects(output: str) -> Iterator[dict[str, Any]]:
         trailing = _trailing_object(output)
         if trailing is not None:
             yield from _objects_in(trailing)
+
+
+def _may_matter(line: str) -> bool:
+    """A cheap test before json.loads: a long stream-json log is mostly other events."""
+    return any(token in line for token in ('"result"', '"outcome"', '"rate_limit_event"'))
 
 
 def _objects_in(value: Any) -> list[dict[str, Any]]:
