@@ -4,6 +4,7 @@ period, the worktree lock (exit 4), failures before the worker starts, and its s
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from worker_fixtures import (
     HOLD_LOCK,
     ArcRepo,
@@ -23,7 +25,7 @@ from worker_fixtures import (
 from radian.arc import git as arc_git
 from radian.arc.clock import FakeClock
 from radian.arc.worker import run_attempt
-from radian.arc.worker.wrapper import EXIT_LOCK_HELD, EXIT_NOT_STARTED
+from radian.arc.worker.wrapper import EXIT_LOCK_HELD, EXIT_NOT_STARTED, Limits, supervise
 
 __all__ = ["arc_repo"]
 
@@ -195,3 +197,62 @@ def test_the_wrapper_refuses_a_bad_invocation(tmp_path: Path) -> None:
     )
     assert completed.returncode == 2
     assert "usage: python -m radian.arc.worker.wrapper <attempt dir>" in completed.stderr
+
+
+# --- supervise alone, with injected time: each call of the clock moves it 10 s on ---
+
+
+def sleeper(*, ignore_sigterm: bool = False) -> subprocess.Popen[bytes]:
+    code = "import signal, time\n"
+    if ignore_sigterm:
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += "print('ready', flush=True)\ntime.sleep(60)\n"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None and process.stdout.readline() == b"ready\n"
+    return process
+
+
+def supervise_with_ticks(
+    process: subprocess.Popen[bytes], limits: Limits, stop: bool = False
+) -> tuple[str | None, list[str]]:
+    ticks = itertools.count(0.0, 10.0)
+    notes: list[str] = []
+    assert process.stdout is not None and process.stderr is not None
+    stop_class = supervise(
+        process,
+        {process.stdout: (), process.stderr: ()},
+        limits,
+        lambda: stop,
+        notes.append,
+        monotonic=lambda: next(ticks),
+    )
+    return stop_class, notes
+
+
+@pytest.mark.parametrize(
+    ("limits", "stop", "expected"),
+    [
+        (Limits(stall_secs=25, wall_time_secs=1000, term_grace_secs=1e9), False, "stall"),
+        (Limits(stall_secs=1000, wall_time_secs=25, term_grace_secs=1e9), False, "wall_time"),
+        (Limits(stall_secs=1000, wall_time_secs=1000, term_grace_secs=1e9), True, "cancelled"),
+    ],
+)
+def test_supervise_classes(limits: Limits, stop: bool, expected: str) -> None:
+    process = sleeper()
+    stop_class, notes = supervise_with_ticks(process, limits, stop)
+    assert (stop_class, process.returncode) == (expected, -15)
+    assert notes == [f"radian arc wrapper: {expected}: sending SIGTERM to the worker"]
+
+
+def test_supervise_kills_after_the_grace_period() -> None:
+    process = sleeper(ignore_sigterm=True)
+    stop_class, notes = supervise_with_ticks(
+        process, Limits(stall_secs=15, wall_time_secs=1000, term_grace_secs=30)
+    )
+    assert (stop_class, process.returncode) == ("stall", -9)
+    assert notes[1] == "radian arc wrapper: the worker outlived 30 s after SIGTERM: sending SIGKILL"

@@ -20,6 +20,9 @@ RESUME_ARGS_NOT_ALONE = (
     "worker.exec_args[{index}] ({arg!r}): {{resume_args}} must be an argument on its own"
 )
 
+# the wrapper's own usage line, on its stderr
+WRAPPER_USAGE = "usage: python -m radian.arc.worker.wrapper <attempt dir>"
+
 # lines the wrapper writes into the worker log
 LOG_LOCK_HELD = "radian arc wrapper: the worktree lock {lock} is held by another process"
 LOG_PREPARE_FAILED = "radian arc wrapper: the worktree could not be prepared: {error}"

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, stop.handle)
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or not (Path(args[0]) / "wrapper_spec.json").is_file():
-        print("usage: python -m radian.arc.worker.wrapper <attempt dir>", file=sys.stderr)
+        print(texts.WRAPPER_USAGE, file=sys.stderr)
         return EXIT_USAGE
     files = AttemptFiles(Path(args[0]))
     spec = WrapperSpec.from_json(json.loads(files.spec.read_text(encoding="utf-8")))
@@ -182,7 +182,12 @@ def _run_locked(
     limits = Limits(spec.stall_secs, spec.wall_time_secs, spec.term_grace_secs)
     assert process.stdout is not None and process.stderr is not None
     outputs = {process.stdout: (log, stdout), process.stderr: (log,)}
-    status.wrapper_class = supervise(process, outputs, limits, lambda: stop.requested, note)
+    try:
+        status.wrapper_class = supervise(process, outputs, limits, lambda: stop.requested, note)
+    finally:
+        if process.poll() is None:  # the wrapper failed: the worker must not run unwatched
+            _signal_group(process.pid, signal.SIGKILL)
+            process.wait()
     status.exit_code = process.returncode
     status.wrapper_exit = EXIT_WORKER_ENDED if status.wrapper_class is None else EXIT_STOPPED
     return status
