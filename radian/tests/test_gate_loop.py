@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gate_fixtures.arc_world import add_plan, brief, run_arc, task, worker_args, write_arc_config
+from gate_fixtures.arc_world import (
+    PYTEST,
+    add_plan,
+    brief,
+    run_arc,
+    task,
+    worker_args,
+    write_arc_config,
+)
 from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld, make_world
 
 from radian.arc import show
@@ -146,7 +154,8 @@ def test_a_plan_budget_reached_by_review_costs_turns_the_plans_auto_off(
 
 def test_a_failing_commands_stage_waits_for_the_lead(world: GitWorld, clock: FakeClock) -> None:
     broken = {"src/calc/ops.py": OPS_WITH_DOUBLE.replace("a + b", "a - b")}
-    write_arc_config(world, worker_args(world, {"t": {"default": {"files": broken}}}))
+    write_arc_config(world, worker_args(world, {"t": {"default": {"files": broken}}}),
+                     gate_commands=(PYTEST,))  # fmt: skip
     add_plan(world, clock, ["t"])
 
     run_arc(world, clock)
@@ -154,5 +163,5 @@ def test_a_failing_commands_stage_waits_for_the_lead(world: GitWorld, clock: Fak
     waiting = task(world, "t")
     assert str(waiting.state) == "review.rework_pending"
     assert waiting.rework_reason is not None
-    assert waiting.rework_reason.startswith("commands failed (command_failed): `")
+    assert waiting.rework_reason == f"commands failed (command_failed): `{PYTEST}` exited 1"
     assert waiting.retry_count == 0 and waiting.attempts == ["001"]
