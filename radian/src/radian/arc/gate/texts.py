@@ -149,10 +149,6 @@ def gate_running(task: str) -> str:
     return f"{task}: a gate is running for this task; wait for it to end"
 
 
-def gate_interrupted(task: str) -> str:
-    return f"{task} gate stopped -> review.verifying (it runs again on the next radian arc run)"
-
-
 # -- briefs: the body under "## Rework <n>", written by radian.arc.brief.append_rework ------
 CONFLICT_HEADING_SUFFIX = " (conflict with main)"
 
