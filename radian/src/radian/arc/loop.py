@@ -6,9 +6,11 @@ whose auto is on (up to [limits] parallel running at once), and run each attempt
 thread (the attempt itself is a subprocess). Results are applied on the loop's own thread,
 one task lock at a time.
 
-Without --once, `run` keeps going while anything is ready, running, verifying in a gate or
-waiting on a retry, and sleeps through the clock until the next retry_at. Ctrl-C stops the
-workers, records their attempts as terminated (an infrastructure retry) and returns.
+--once does one pass: it claims what it can, waits for those attempts and for the gates they
+start, applies their results and returns. Without --once, `run` keeps going while anything
+is ready, running, verifying in a gate or waiting on a retry, and sleeps through the clock
+until the next retry_at. Ctrl-C stops the workers, records their attempts as terminated (an
+infrastructure retry) and returns.
 """
 
 from __future__ import annotations
@@ -287,7 +289,7 @@ class Loop:
         self._pass()
         if once:
             self._finish_running()
-            self._say(self.verifier.collect())
+            self._finish_gates()
             return
         while True:
             if self._running:
@@ -357,6 +359,13 @@ class Loop:
         while self._running:
             self._wait_for_attempts(None)
 
+    def _finish_gates(self) -> None:
+        """Wait for the gates this command started, and apply their verdicts."""
+        while self.verifier.active():
+            self._wake.wait(POLL_SECS)
+            self._say(self.verifier.collect())
+        self._say(self.verifier.collect())
+
     def _apply(self, future: Future[Any], *, interrupted: bool) -> None:
         claimed = self._running.pop(future)
         try:
@@ -404,10 +413,7 @@ class Loop:
                 raise ArcError(texts.cannot_start(name, str(self.store.load_task(name).state)))
             self._launch(*claimed)
             self._finish_running()
-            while self.verifier.active():
-                self._wake.wait(POLL_SECS)
-                self._say(self.verifier.collect())
-            self._say(self.verifier.collect())
+            self._finish_gates()
         except KeyboardInterrupt:
             self._interrupt()
         finally:
