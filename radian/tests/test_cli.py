@@ -228,3 +228,16 @@ def test_the_installed_console_script_runs_arc(git_repo: Path, scripted_worker: 
     assert lines[1].startswith("t completed -> review.verifying (head ")
     help_text = subprocess.run([RADIAN, "arc", "--help"], capture_output=True, text=True)
     assert "RADIAN_ARC_REPO" in help_text.stdout
+
+
+def test_the_gate_verifier_is_chosen_when_gate_is_configured(git_repo: Path) -> None:
+    from radian.arc.clock import FakeClock
+    from radian.arc.config import load_config
+    from radian.arc.gate import GateVerifier
+    from radian.arc.loop import NoVerifier
+    from radian.cli import make_verifier
+
+    store = ArcStore(git_repo)
+    assert isinstance(make_verifier(store, load_config(git_repo), FakeClock()), NoVerifier)
+    write_config(git_repo, ["true"], gate={"stages": ["commands"]})
+    assert isinstance(make_verifier(store, load_config(git_repo), FakeClock()), GateVerifier)
