@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from arc_helpers import attempt_result, make_plan, run_once, task
+from arc_helpers import attempt_result, make_plan, task
 from conftest import run_env, write_config
 
 from radian.arc import commands
@@ -114,8 +114,7 @@ def test_run_killed_with_sigkill_at_any_moment_leaves_whole_files_and_continues(
         "default": {"do": "sleep", "secs": 0.6, "then": {"outcome": "failed", "cost": 0.1}},
     }
     exec_args = scripted_worker(scenario, name="kill")
-    scenario_file = exec_args[0].removesuffix(".sh") + ".json"
-    scenario_file = Path(scenario_file)
+    scenario_file = Path(exec_args[0].removesuffix(".sh") + ".json")
     write_config(git_repo, exec_args, limits={"max_attempts": 10, "parallel": 2})
     make_plan(git_repo, clock, ["a", "b"])
     env = run_env()
@@ -199,4 +198,3 @@ def test_a_live_owner_keeps_its_attempt(git_repo: Path, clock: FakeClock) -> Non
         sleeper.kill()
         sleeper.wait()
     assert os.path.exists(store.task_path("t"))
-    assert run_once  # the helper module stays importable for the others

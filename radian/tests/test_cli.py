@@ -241,3 +241,14 @@ def test_the_gate_verifier_is_chosen_when_gate_is_configured(git_repo: Path) -> 
     assert isinstance(make_verifier(store, load_config(git_repo), FakeClock()), NoVerifier)
     write_config(git_repo, ["true"], gate={"stages": ["commands"]})
     assert isinstance(make_verifier(store, load_config(git_repo), FakeClock()), GateVerifier)
+
+
+def test_one_run_at_a_time(git_repo: Path, scripted_worker: Worker) -> None:
+    write_config(git_repo, scripted_worker({"default": {"outcome": "failed"}}))
+    lock = ArcStore(git_repo).run_lock()
+    with lock:
+        result = arc(git_repo, "run", "--once")
+    assert (result.exit_code, result.output) == (
+        1,
+        "another radian arc run is working on this repository\n",
+    )

@@ -162,7 +162,7 @@ def plan_load(context: Context, file: Path) -> None:
 @pass_context
 def plan_auto(context: Context, name: str, value: str) -> None:
     """Turn a plan's auto on or off."""
-    auto = "on" if value == "on" else "off"
+    auto: commands.Switch = "on" if value == "on" else "off"
     _emit(_guard(lambda: commands.set_plan_auto(context.store, name, auto)))
 
 

@@ -7,7 +7,6 @@ or a model wait of five minutes can be reached without waiting for it.
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import time
@@ -102,7 +101,3 @@ def parse_utc(text: str) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
-
-
-def seconds_until(moment: datetime, clock: Clock) -> float:
-    return max(0.0, math.ceil((moment - clock.now()).total_seconds() * 1000) / 1000)

@@ -20,8 +20,11 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
+
+from filelock import Timeout
 
 from radian.arc import texts
 from radian.arc import worker as worker_api
@@ -274,7 +277,7 @@ class Loop:
         lock = self.store.run_lock()
         try:
             lock.acquire(timeout=0)
-        except Exception:
+        except Timeout:
             raise ArcError(texts.run_already_active()) from None
         try:
             self._run(once)
@@ -323,7 +326,7 @@ class Loop:
         self._running[future] = claimed
 
     def _claimable_tasks(self) -> list[str]:
-        names = []
+        names: list[str] = []
         for plan_name in self.store.plan_names():
             plan = self.store.load_plan(plan_name)
             if not plan.confirmed or plan.auto == "off":
@@ -336,9 +339,9 @@ class Loop:
     def _claimable_now(self) -> bool:
         return bool(self._claimable_tasks())
 
-    def _next_retry_at(self) -> Any:
+    def _next_retry_at(self) -> datetime | None:
         """The earliest retry_at of a waiting task that this loop would claim."""
-        earliest = None
+        earliest: datetime | None = None
         for plan_name in self.store.plan_names():
             plan = self.store.load_plan(plan_name)
             if not plan.confirmed or plan.auto == "off":

@@ -13,7 +13,7 @@ from typing import Any
 from radian.arc import texts
 from radian.arc.budget import add_cost, attempt_cost, check_after_cost, pause_for_budget
 from radian.arc.classify import ROWS, Next, classify
-from radian.arc.clock import Clock, format_utc, format_utc_ceil
+from radian.arc.clock import Clock, format_utc_ceil
 from radian.arc.config import ArcConfig
 from radian.arc.model import Task
 from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
@@ -222,7 +222,3 @@ def _decide(
     when = format_utc_ceil(due_at(now, retry_backoff_secs(retry_count)))
     transition(task, State.RETRY_WAIT, clock, retry_at=when, retry_count=retry_count)
     return [texts.retry_at(name, failure_class, when)]
-
-
-def now_text(clock: Clock) -> str:
-    return format_utc(clock.now())
