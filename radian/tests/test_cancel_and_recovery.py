@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from arc_helpers import attempt_result, make_plan, task
+from arc_helpers import attempt_result, make_plan, run_once, task
 from conftest import run_env, write_config
 
 from radian.arc import commands
