@@ -28,7 +28,7 @@ from filelock import Timeout
 
 from radian.arc import texts
 from radian.arc import worker as worker_api
-from radian.arc.clock import Clock, SystemClock, format_utc, parse_utc
+from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.errors import ArcError, ConfigError
 from radian.arc.settle import (
@@ -255,9 +255,9 @@ class Loop:
         self.config = config
         self.clock = clock
         self.verifier: Verifier = verifier or NoVerifier()
-        # The wrapper measures stalls and wall time in real time even when arc's own clock
-        # is a test's or the demo's.
-        self.worker_clock = worker_clock or SystemClock()
+        # run_attempt reads the clock for its timestamps only (the wrapper times stalls and
+        # wall time in real time itself), so attempts share arc's clock by default.
+        self.worker_clock = worker_clock or clock
         self.echo = echo
         self.run_attempt: AttemptRunner = run_attempt or worker_api.run_attempt
         self.report = RunReport()
