@@ -134,3 +134,24 @@ def test_a_task_cancelled_while_its_gate_runs_is_never_integrated(
     assert str(task(world, "t").state) == "failed.cancelled"
     assert world.main_sha() == main_before
     assert [v.stage for v in all_verdicts(store.task_dir("t"))] in ([], ["commands"])
+
+
+def test_a_gate_that_cannot_start_leaves_a_gate_error_for_the_lead(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    scenario = {"t": {"default": {"files": {"src/calc/ops.py": OPS_WITH_DOUBLE}}}}
+    write_arc_config(world, worker_args(world, scenario))
+    add_plan(world, clock, ["t"])
+    store = ArcStore(world.repo)
+    Loop(store, load_config(world.repo), clock, echo=lambda line: None).run()
+    broken = store.load_task("t")
+    broken.head_sha = None  # a task file damaged by hand
+    store.save_task(broken)
+
+    lines = run_arc(world, clock)
+
+    assert lines == [
+        "t gate failed (gate_error) -> review.rework_pending: "
+        "the gate could not run: ArcError: t has no head_sha to verify"
+    ]
+    assert str(task(world, "t").state) == "review.rework_pending"

@@ -92,3 +92,15 @@ def test_candidates_and_mutant_names() -> None:
     assert mutation_candidates(changed, ["src"]) == ["src/calc/ops.py"]
     assert mutant_glob("src/calc/ops.py") == "calc.ops.x*"
     assert mutant_glob("lib/other.py") == "lib.other.x*"
+
+
+def test_mutmut_failing_on_its_own_is_command_failed_not_a_pass(world: GitWorld) -> None:
+    failing_check = STRONG_CHECK.replace("== 6", "== 7")  # mutmut's clean run fails
+    head = world.task_commit(
+        "scale", {"src/calc/scale.py": SCALE, "tests/check_scale.py": failing_check}
+    )
+    gate = run(gate_job(world, "scale", head, mutation_toml(0.0)))
+
+    assert gate.failure is not None
+    assert (gate.failure.stage, gate.failure.reason) == ("mutation", "command_failed")
+    assert gate.failure.detail is not None and gate.failure.detail.startswith("mutmut exited")

@@ -43,12 +43,17 @@ def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -
     or a newer attempt) keeps its state: the verdicts stay on file, nothing else changes."""
     with store.task_lock(run.task):
         task = store.load_task(run.task)
-        if task.state is not State.VERIFYING or task.last_attempt_id != run.attempt_id:
-            return []
-        plan = store.load_plan(task.plan)
         # Every review session of the attempt, also one of a gate run stopped by Ctrl-C.
         verdicts = attempt_verdicts(store.task_dir(task.name), run.attempt_id)
         review_micros = sum(verdict.review_cost_micros for verdict in verdicts)
+        if task.state is not State.VERIFYING or task.last_attempt_id != run.attempt_id:
+            # Cancelled meanwhile: what the reviews cost still counts; nothing else changes.
+            if review_micros and task.last_attempt_id == run.attempt_id:
+                add_cost(task, review_micros / MICROS_PER_USD)
+                _record_gate(store, task, run, review_micros, clock)
+                store.save_task(task)
+            return []
+        plan = store.load_plan(task.plan)
         if review_micros:
             add_cost(task, review_micros / MICROS_PER_USD)
         failure = run.failure

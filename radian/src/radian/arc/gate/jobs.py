@@ -6,12 +6,20 @@ import threading
 
 from filelock import FileLock
 
+from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
 from radian.arc.errors import ArcError
+from radian.arc.gate import texts
 from radian.arc.gate.findings import effective_fix_level
 from radian.arc.gate.pipeline import GateRun
 from radian.arc.gate.stage import GateJob
-from radian.arc.gate.verdict import attempt_verdicts
+from radian.arc.gate.verdict import (
+    GATE_ERROR,
+    Verdict,
+    attempt_verdicts,
+    next_seq,
+    write_verdict,
+)
 from radian.arc.model import Task
 from radian.arc.states import State
 from radian.arc.store import ArcStore
@@ -62,3 +70,25 @@ def finished_run_on_file(store: ArcStore, task: str, attempt_id: str) -> GateRun
     if last.passed and last.stage != "integration":
         return None
     return GateRun(task, attempt_id, tuple(verdicts), stopped=False)
+
+
+def error_run(
+    store: ArcStore, task: str, attempt_id: str, error: Exception, clock: Clock
+) -> GateRun:
+    """A gate that could not even start (no head_sha, an unreadable file...): one verdict
+    with reason gate_error, so the task waits for the lead instead of retrying forever."""
+    task_dir = store.task_dir(task)
+    now = format_utc(clock.now())
+    verdict = Verdict(
+        task=task,
+        attempt_id=attempt_id,
+        stage="gate",
+        passed=False,
+        reason=GATE_ERROR,
+        detail=texts.gate_error(f"{type(error).__name__}: {error}"),
+        started_at=now,
+        ended_at=now,
+        seq=next_seq(task_dir),
+    )
+    write_verdict(task_dir, verdict)
+    return GateRun(task, attempt_id, (verdict,), stopped=False)

@@ -12,6 +12,7 @@ for (survived, killed, timed out, suspicious, ...; not skipped or not checked).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import threading
@@ -28,6 +29,8 @@ from radian.arc.gate.verdict import COMMAND_FAILED, MUTATION_SCORE, TIMEOUT, Mut
 _KILLED = frozenset({1, 3})
 _SURVIVED = frozenset({0})
 _UNCHECKED = frozenset({None, 34})  # not checked, skipped
+# What mutmut says when the selection matches no mutant (mutmut 3's assertion message).
+_NOTHING_MATCHES = "Filtered for specific mutants, but nothing matches"
 # mutmut uses both cores by default; a gate shares the machine with workers, so one less.
 _MAX_CHILDREN = 1
 
@@ -70,6 +73,8 @@ def run_mutation(
              if (cwd / path).is_file()]  # fmt: skip
     if not files:
         return passed(texts.mutation_passed(0, 0, None))
+    if importlib.util.find_spec("mutmut") is None:
+        return failed(COMMAND_FAILED, texts.mutmut_missing())
     argv = [sys.executable, "-m", "mutmut", "run", "--max-children", str(_MAX_CHILDREN)]
     argv += [mutant_glob(path) for path in files]
     outcome = run_program(
@@ -85,7 +90,7 @@ def run_mutation(
     if outcome.timed_out:
         return failed(TIMEOUT, texts.mutation_timed_out(settings.timeout_secs))
     counts = read_counts(cwd, files, settings.min_killed)
-    if counts.total == 0:
+    if counts.total == 0 and (outcome.exit_code == 0 or _NOTHING_MATCHES in outcome.output):
         # mutmut refuses a selection that matches no mutant; that is a pass, not a failure.
         return passed(texts.mutation_passed(0, 0, None), mutation=counts)
     if outcome.exit_code != 0:

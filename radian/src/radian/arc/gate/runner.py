@@ -17,7 +17,13 @@ from filelock import Timeout
 from radian.arc.clock import Clock
 from radian.arc.config import ArcConfig
 from radian.arc.gate.apply import apply_gate
-from radian.arc.gate.jobs import build_job, finished_run_on_file, gate_lock, still_verifying
+from radian.arc.gate.jobs import (
+    build_job,
+    error_run,
+    finished_run_on_file,
+    gate_lock,
+    still_verifying,
+)
 from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.reverify import auto_reverify
 from radian.arc.states import State
@@ -113,6 +119,8 @@ class GateVerifier:
                     self.clock,
                     still_wanted=lambda: still_verifying(self.store, gate.task, gate.attempt_id),
                 )
+        except Exception as error:  # noqa: BLE001 - the lead reads it as a verdict, not a trace
+            gate.result = error_run(self.store, gate.task, gate.attempt_id, error, self.clock)
         finally:
             lock.release()
             gate.done.set()

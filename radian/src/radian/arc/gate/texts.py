@@ -43,6 +43,10 @@ def mutation_tool_failed(exit_code: int | None) -> str:
     return f"mutmut exited {exit_code}; see the log"
 
 
+def mutmut_missing() -> str:
+    return "mutmut is not installed where radian runs (pip install mutmut)"
+
+
 def mutation_timed_out(timeout_secs: float) -> str:
     return f"mutmut timed out after {timeout_secs:g}s"
 
