@@ -92,6 +92,22 @@ def test_the_outermost_deciding_error_wins() -> None:
     assert in_doubt(_raised_from(TimeoutError(), ConnectionRefusedError()))
 
 
+UNDECIDED = (RuntimeError, ValueError, KeyError, OSError, StalwartError)
+
+
+@given(
+    inner=st.sampled_from(DOUBTFUL + DEFINITE),
+    wrappers=st.lists(st.sampled_from(UNDECIDED), max_size=4),
+)
+def test_wrapping_with_errors_that_decide_nothing_keeps_the_verdict(
+    inner: BaseException, wrappers: list[type[Exception]]
+) -> None:
+    error: BaseException = inner
+    for wrapper in wrappers:
+        error = _raised_from(wrapper("wrapped"), error)
+    assert in_doubt(error) == in_doubt(inner)
+
+
 def test_a_cycle_in_the_cause_chain_ends() -> None:
     first, second = RuntimeError("a"), RuntimeError("b")
     first.__cause__, second.__cause__ = second, first

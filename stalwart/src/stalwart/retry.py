@@ -106,22 +106,32 @@ class AfterFailure(enum.Enum):
     FAIL = "fail"  # the call failed: the run fails
 
 
+# The verdict on a failed call, as a table: (may it be sent again?, is its effect in
+# doubt?) -> what the run does while retries remain. A read or a retry-safe write may be
+# sent again; any other write may not. Past its retries, RETRY becomes FAIL.
+VERDICTS: dict[tuple[bool, bool], AfterFailure] = {
+    (True, True): AfterFailure.RETRY,
+    (False, True): AfterFailure.ASK,
+    (True, False): AfterFailure.FAIL,
+    (False, False): AfterFailure.FAIL,
+}
+
+
 def after_call_failure(
     *, writes: bool, retry_safe: bool, error: BaseException, tries: int
 ) -> AfterFailure:
-    """The verdict on a call that raised on its `tries`-th try (1 for the first).
+    """The verdict (`VERDICTS`) on a call that raised on its `tries`-th try (1 for the first).
 
     A read or a retry-safe write in doubt is retried while retries remain; a write that is
     not retry-safe and in doubt is asked about; everything else, and a call in doubt past
     its retries, fails.
     """
-    if tries < 1:
-        raise ValueError(f"tries counts from 1; got {tries}")
-    if not in_doubt(error):
+    if isinstance(tries, bool) or not isinstance(tries, int) or tries < 1:
+        raise ValueError(f"tries counts from 1; got {tries!r}")
+    verdict = VERDICTS[(not writes or retry_safe, in_doubt(error))]
+    if verdict is AfterFailure.RETRY and tries > CALL_RETRIES:
         return AfterFailure.FAIL
-    if writes and not retry_safe:
-        return AfterFailure.ASK
-    return AfterFailure.RETRY if tries <= CALL_RETRIES else AfterFailure.FAIL
+    return verdict
 
 
 @dataclass(frozen=True)
