@@ -1,9 +1,7 @@
-"""What only the PostgreSQL record does: many worker processes, the wait limit, the fence."""
+"""What only the PostgreSQL record does: the wait limit, the fence, many workers starting."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 
@@ -15,81 +13,12 @@ from stalwart.record.postgres import PostgresStore, session_lock_key
 
 pytestmark = pytest.mark.postgres
 
-# A worker advances session "s" `rounds` times: under the lock (unless told not to), it
-# loads the record, reads the counter (the number of messages) and appends message number
-# <counter>, after a pause that widens the window between reading and writing. Two
-# workers inside at once would write the same number: an upsert keeps one, a count is lost.
-WORKER = """
-import sys, time
-from contextlib import nullcontext
-from stalwart.record import Changes, MessageRow, open_store
-
-url, name, rounds, locked = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "lock"
-store = open_store(url)
-print("ready", flush=True)
-sys.stdin.readline()  # every worker starts at once
-for number in range(rounds):
-    with store.lock("s") if locked else nullcontext():
-        counter = len(store.load("s").messages)
-        time.sleep(0.005)
-        store.commit(Changes(messages=[MessageRow("s", counter, "user", name, None, False)]))
-store.close()
-"""
-
 
 @pytest.fixture
 def pg_store(pg_url: str) -> Iterator[PostgresStore]:
     opened = PostgresStore(pg_url, lock_wait_secs=10)
     yield opened
     opened.close()
-
-
-def _race(url: str, workers: int, rounds: int, locked: bool) -> None:
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, url, f"w{n}", str(rounds), "lock" if locked else "-"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for n in range(workers)
-    ]
-    try:
-        for process in processes:
-            assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-        for process in processes:
-            assert process.stdin is not None
-            process.stdin.write("go\n")
-            process.stdin.close()
-        for process in processes:
-            assert process.wait(60) == 0
-    finally:
-        for process in processes:
-            process.kill()
-            process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
-
-
-def test_worker_processes_advance_a_session_one_at_a_time(pg_store: PostgresStore) -> None:
-    pg_store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
-    workers, rounds = 4, 12
-    _race(pg_store.url, workers, rounds, locked=True)
-    record = pg_store.load("s")
-    assert record is not None
-    assert [m.seq for m in record.messages] == list(range(workers * rounds))
-    for n in range(workers):
-        assert sum(m.content == f"w{n}" for m in record.messages) == rounds
-
-
-def test_without_the_lock_the_same_workers_lose_counts(pg_store: PostgresStore) -> None:
-    # The control: shows the race test above can fail, so its passing means something.
-    pg_store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
-    workers, rounds = 4, 12
-    _race(pg_store.url, workers, rounds, locked=False)
-    record = pg_store.load("s")
-    assert record is not None
-    assert len(record.messages) < workers * rounds
 
 
 def test_a_lock_not_had_in_time_raises_session_busy(pg_url: str, pg_store: PostgresStore) -> None:

@@ -1,7 +1,8 @@
 """The Store contract (record/base.py), run against every backend: SQLite and PostgreSQL.
 
 test_record.py covers the basics through the `store` fixture; this suite covers what
-needs a location: reopening, other processes, other store objects, and the lock.
+needs a location: reopening, other processes, other store objects, and the lock, down to
+several worker processes racing to advance one session.
 """
 
 from __future__ import annotations
@@ -253,3 +254,75 @@ def test_the_lock_holds_across_processes_and_dies_with_its_holder(
             release.set()
         finally:
             holder.kill()
+
+
+# A worker advances session "s" `rounds` times: under the lock (unless told not to), it
+# loads the record, reads the counter (the number of messages) and appends message number
+# <counter>, after a pause that widens the window between reading and writing. Two
+# workers inside at once would write the same number: an upsert keeps one, a count is lost.
+WORKER = """
+import sys, time
+from contextlib import nullcontext
+from stalwart.record import Changes, MessageRow, open_store
+
+url, name, rounds, locked = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "lock"
+store = open_store(url)
+print("ready", flush=True)
+sys.stdin.readline()  # every worker starts at once
+for number in range(rounds):
+    with store.lock("s") if locked else nullcontext():
+        counter = len(store.load("s").messages)
+        time.sleep(0.005)
+        store.commit(Changes(messages=[MessageRow("s", counter, "user", name, None, False)]))
+store.close()
+"""
+
+
+def _race(url: str, workers: int, rounds: int, locked: bool) -> None:
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, url, f"w{n}", str(rounds), "lock" if locked else "-"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(workers)
+    ]
+    try:
+        for process in processes:
+            assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        for process in processes:
+            assert process.stdin is not None
+            process.stdin.write("go\n")
+            process.stdin.close()
+        for process in processes:
+            assert process.wait(60) == 0
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+
+
+def test_worker_processes_advance_a_session_one_at_a_time(location: str, opened: list) -> None:
+    store = _open(location, opened)
+    store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
+    workers, rounds = 4, 12
+    _race(location, workers, rounds, locked=True)
+    record = store.load("s")
+    assert record is not None
+    assert [m.seq for m in record.messages] == list(range(workers * rounds))
+    for n in range(workers):
+        assert sum(m.content == f"w{n}" for m in record.messages) == rounds
+
+
+def test_without_the_lock_the_same_workers_lose_counts(location: str, opened: list) -> None:
+    # The control: shows the race test above can fail, so its passing means something.
+    store = _open(location, opened)
+    store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
+    workers, rounds = 4, 12
+    _race(location, workers, rounds, locked=False)
+    record = store.load("s")
+    assert record is not None
+    assert len(record.messages) < workers * rounds
