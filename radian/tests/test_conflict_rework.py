@@ -148,6 +148,28 @@ def test_a_conflict_rework_keeps_retry_count_so_failures_use_up_max_attempts(
     gone = task(world, "clash")
     assert str(gone.state) == "failed.exhausted"
     assert gone.attempts == ["001", "002", "003", "004"] and gone.retry_count == 1
+    # A failed worker attempt does not end in a conflict: the run started again each time.
+    assert gone.conflict_rework_run == 0
+
+
+def test_a_failed_attempt_between_conflicts_starts_the_run_again(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    failing = {"files": {"notes.txt": "{attempt}"}, "outcome": "failed"}
+    scenario = {"clash": {"002": failing, "default": clashing_step(world)}}
+    write_arc_config(world, worker_args(world, scenario), limits={"max_conflict_rework": 1})
+    add_plan(world, clock, ["clash"])
+
+    lines = run_arc(world, clock)
+
+    # Rework 1 after 001; 002 failed (a retry, the run back to 0); so 003's conflict gets
+    # Rework 2; 004's conflict is the second in a row: the limit of 1 holds it.
+    assert [line for line in lines if "conflict with main" in line] == [
+        "clash conflict with main -> todo.ready (Rework 1, starts mid-merge)",
+        "clash conflict with main -> todo.ready (Rework 2, starts mid-merge)",
+        "clash conflict with main -> review.rework_pending: "
+        "max_conflict_rework 1 conflict rework(s) in a row written, none more",
+    ]
 
 
 def test_an_attempt_that_does_not_end_in_a_conflict_starts_the_run_again(

@@ -157,6 +157,9 @@ def settle(
         return [texts.ended_after_cancel(task.name, attempt_id)]
 
     task.model_wait_streak = task.model_wait_streak + 1 if outcome.model_wait else 0
+    if row.next_step not in (Next.VERIFY, Next.VERIFY_AT_ONCE):
+        # GATE: only a gate ends in a conflict; any other end starts the conflict run again.
+        task.conflict_rework_run = 0
     lines = _decide(store, config, task, row.next_step, row.failure_class or "", outcome, clock)
     record["next_state"] = str(task.state)
     record["retry_at"] = task.retry_at
