@@ -72,12 +72,6 @@ def level_rank(level: str) -> int:
     return LEVELS.index(level)
 
 
-def check_level(level: str, *, where: str) -> str:
-    if level not in LEVELS:
-        raise ValueError(f"{where}: expected one of {', '.join(LEVELS)}, got {level!r}")
-    return level
-
-
 def effective_fix_level(
     task_fix_level: str | None, plan_fix_level: str | None, config_fix_level: str | None
 ) -> str:

@@ -21,7 +21,6 @@ from radian.arc.gate.findings import Finding
 from radian.arc.store import read_json, write_json_atomic
 
 VERDICTS_DIR = "verdicts"
-STAGES = ("commands", "mutation", "review", "integration")
 
 # Reasons, one place. A review failure from an earlier build reads as REVIEW_BLOCKING.
 COMMAND_FAILED = "command_failed"
