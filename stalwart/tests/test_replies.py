@@ -57,7 +57,7 @@ def test_a_refused_step_with_nothing_written_says_so() -> None:
 
 def test_a_happy_reply_says_briefly_what_each_step_returned() -> None:
     long_result = {"text": "x" * 300}
-    reply = texts.done_reply([("get_order", {"order": 1}, False), ("note", long_result, False)])
+    reply = texts.done_reply([("get_order", {"order": 1}, "ran"), ("note", long_result, "ran")])
     assert reply.startswith('Done: get_order returned {"order":1}; note returned {"text":"xxx')
     assert reply.endswith("…."), "a long result is cut short"
     assert len(reply) < 200

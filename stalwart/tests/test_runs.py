@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import Project, approve_all, write_project
 
-from stalwart import Agent, FakeClock, RewindRefused
+from stalwart import Agent, FakeClock, QuestionPending, RewindRefused
 from stalwart.keys import idempotency_key, undo_key
 from stalwart.record import Store
 from stalwart.rulebook import PastCall
@@ -17,7 +17,6 @@ from stalwart.runs import (
     TRANSITIONS,
     Event,
     RunStateError,
-    RunUnfinished,
     State,
     transition,
 )
@@ -38,8 +37,10 @@ def test_the_table_allows_exactly_its_transitions() -> None:
                     transition(state.value, event)
 
 
-def test_ended_states_lead_nowhere_and_every_state_is_reachable() -> None:
-    assert not [key for key in TRANSITIONS if key[0] in ENDED]
+def test_ended_states_lead_nowhere_but_to_an_operators_undo_and_every_state_is_reachable() -> (
+    None
+):
+    assert {key[1] for key in TRANSITIONS if key[0] in ENDED} == {Event.OPERATOR_UNDO}
     reached, frontier = {State.NEW}, [State.NEW]
     while frontier:
         state = frontier.pop()
@@ -109,12 +110,13 @@ def test_a_refused_first_write_ends_the_run_with_nothing_to_undo(tmp_path: Path)
     why = agent.config.rulebook.refusal(
         "paint_fence", {"order": 9}, [PastCall("count_apples", {"order": 9}, True, False)]
     )
-    assert why
+    assert why and why.endswith(".")
     assert reply.waiting == []
     assert reply.text == (
-        f"This run stopped: the check refused paint_fence ({why}). "
+        f"This run stopped: the check refused paint_fence ({why[:-1]}). "
         "Nothing had been written, so nothing needed undoing."
     )
+    assert ".)." not in reply.text, "the rule's own full stop is not doubled"
     assert project.calls == [("count_apples", {"order": 9})]
     assert [(c.tool, c.status, c.error) for c in agent.record("u")][-1] == (
         "paint_fence",
@@ -299,7 +301,7 @@ def pull_plug(order: int) -> dict:
 '''
 
 
-def test_a_run_whose_process_stopped_mid_call_stays_in_flight_and_blocks_new_turns(
+def test_a_run_whose_process_stopped_mid_call_asks_whether_the_write_took_effect(
     tmp_path: Path,
 ) -> None:
     project = write_project(tmp_path, tools_source=INTERRUPTING_TOOLS, tool_names=["pull_plug"])
@@ -309,9 +311,11 @@ def test_a_run_whose_process_stopped_mid_call_stays_in_flight_and_blocks_new_tur
         agent.confirm("u", "approve")
     [call] = agent.record("u")
     assert (call.tool, call.status) == ("pull_plug", "in_flight")
-    with pytest.raises(RunUnfinished, match=r"u#1, running\); it must be resumed"):
+    with pytest.raises(QuestionPending, match="It was being sent when the run stopped."):
         agent.chat("pull the plug for order 2", user="u")
-    assert len(agent.record("u")) == 1
+    [call] = agent.record("u")
+    assert (call.status, call.tries) == ("in_doubt", 1)
+    assert len(project.calls) == 1, "a write that is not retry-safe is never sent again"
     agent.close()
 
 

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from .agent import Agent, RecordedCall
 from .clock import Clock, FakeClock, SystemClock
+from .current import CurrentCall, current_call
 from .errors import (
     Ambiguous,
     AnswerError,
     ConfigError,
     NoModelError,
     NotYourSession,
+    OperatorTokenError,
     QuestionPending,
     RewindRefused,
     StalwartError,
 )
 from .memory import Message
 from .replies import Reply, Waiting
-from .runs import RunUnfinished
 from .tools import ToolSpec, UndoSpec, tool
 
 __all__ = [
@@ -25,19 +26,21 @@ __all__ = [
     "AnswerError",
     "Clock",
     "ConfigError",
+    "CurrentCall",
     "FakeClock",
     "Message",
     "NoModelError",
     "NotYourSession",
+    "OperatorTokenError",
     "QuestionPending",
     "RecordedCall",
     "Reply",
     "RewindRefused",
-    "RunUnfinished",
     "StalwartError",
     "SystemClock",
     "ToolSpec",
     "UndoSpec",
     "Waiting",
+    "current_call",
     "tool",
 ]

@@ -5,12 +5,18 @@ run until it waits for a person or ends, commit, and return a `Reply`. Nothing o
 run is kept in this object between calls, so any process holding the same agent.yaml
 can take the next step of a session another process started.
 
+A run whose process stopped mid-way (found `running` or `rolling_back` under the lock)
+is resumed by the next `chat`, `confirm`, `answer`, `pending` or `resume` on its
+session, in whichever process makes it (see `runs.resume`).
+
 Sessions: a session belongs to the user who started it; by default each user has one
 session, named after the user. Pass `session=` to keep several apart.
 """
 
 from __future__ import annotations
 
+import hmac
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +27,14 @@ from . import runs, texts
 from .check import Check
 from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
-from .errors import AnswerError, NoModelError, NotYourSession, QuestionPending, RewindRefused
+from .errors import (
+    AnswerError,
+    NoModelError,
+    NotYourSession,
+    OperatorTokenError,
+    QuestionPending,
+    RewindRefused,
+)
 from .ledger import Ledger
 from .memory import Message, read_next, rewind
 from .record import Store, open_store
@@ -43,7 +56,7 @@ class RecordedCall:
     kind: str  # "read", "write" or "undo"
     tool: str
     args: dict[str, Any]
-    status: str  # "ran", "failed", "in_flight", "declined" or "refused"
+    status: str  # a record.schema.CallStatus: "ran", "failed", "in_doubt", "happened", ...
     result: Any
     error: str | None
     key: str | None
@@ -51,6 +64,7 @@ class RecordedCall:
     undoes: str | None  # on an undo: the call it undoes
     undone_by: str | None  # on a write: the undo that undid it
     undone_by_tool: str | None
+    tries: int  # sends made, each recorded before it was sent
 
 
 class Agent:
@@ -107,13 +121,10 @@ class Agent:
             raise NoModelError(texts.no_model(reading.unread_clause))
         with self._session(user, session) as ledger:
             latest = ledger.latest_run()
-            if latest is not None and latest.state == runs.State.WAITING:
+            if latest is not None and latest.state in runs.ASKING:
+                ledger.commit()  # what resuming it did stays, though the turn is refused
                 question = (latest.question or {}).get("text", "")
                 raise QuestionPending(texts.question_pending(ledger.session.session, question))
-            if latest is not None and latest.state in runs.INTERRUPTED:
-                raise runs.RunUnfinished(
-                    texts.run_unfinished(ledger.session.session, latest.run_id, latest.state)
-                )
             if unread:
                 run = runs.start_unread(ledger, turn, reading.unread_clause, reading.reason)
             else:
@@ -133,10 +144,44 @@ class Agent:
         return self._answer(user, answer, session, only_confirm=False)
 
     def pending(self, user: str, *, session: str | None = None) -> Reply | None:
-        """Where the session's latest run stands, as a Reply; None for a new session."""
+        """Where the session's latest run stands, as a Reply; None for a new session.
+
+        A run its process left mid-way is resumed first (this needs the session's lock).
+        """
         ledger = self._peek(user, session)
         run = ledger.latest_run() if ledger else None
-        return _reply(ledger, run) if ledger and run else None
+        if ledger is None or run is None:
+            return None
+        if run.state not in runs.INTERRUPTED:
+            return _reply(ledger, run)
+        return self.resume(user, session=session)
+
+    def resume(self, user: str, *, session: str | None = None) -> Reply | None:
+        """Take up the session's run if its process stopped mid-way; where it now stands.
+
+        None for a session never recorded. A run that was not left mid-way is unchanged.
+        """
+        if self._peek(user, session) is None:
+            return None
+        with self._session(user, session) as ledger:
+            run = ledger.latest_run()
+            return _reply(ledger, run) if run is not None else None
+
+    def resume_all(self) -> list[tuple[str, Reply]]:
+        """Resume every run of this agent left mid-way, in any session: (session, reply)."""
+        resumed: list[tuple[str, Reply]] = []
+        for sid in self.store.sessions_with_runs_in([s.value for s in runs.INTERRUPTED]):
+            with self.store.lock(sid):
+                record = self.store.load(sid)
+                if record is None or record.session.agent != self.name:
+                    continue
+                ledger = Ledger(self.store, self.clock, record, new=False)
+                run = ledger.latest_run()
+                if run is None or run.state not in runs.INTERRUPTED:
+                    continue  # another worker took it up first
+                run = runs.resume(ledger, self._agentry, run)
+                resumed.append((sid, _reply(ledger, run)))
+        return resumed
 
     # --- what is recorded and what the model reads ---
 
@@ -167,6 +212,7 @@ class Agent:
                 undoes=call.undoes,
                 undone_by=call.undone_by,
                 undone_by_tool=tools_by_id.get(call.undone_by or ""),
+                tries=call.tries,
             )
             for call in ledger.calls
         ]
@@ -189,6 +235,47 @@ class Agent:
             ledger.commit()
             return done
 
+    # --- the operator ---
+
+    def operator_undo(self, session: str, *, token: str | None) -> Reply:
+        """Undo the session's last run from outside it, with the operator token.
+
+        The token is compared with the value of the environment variable agent.yaml's
+        `operator_token_env` names, in constant time; a wrong or missing token, or none
+        configured, raises `OperatorTokenError` and changes nothing. The run's writes that
+        are not undone yet are undone last first, checked as in any rollback, and the
+        run's memory is rewound when nothing remains. The run must have ended (a run
+        waiting on a question is answered instead).
+        """
+        self._check_operator_token(token)
+        with self.store.lock(session):
+            record = self.store.load(session)
+            if record is None or record.session.agent != self.name or not record.runs:
+                raise AnswerError(texts.operator_nothing_to_undo(session))
+            ledger = Ledger(self.store, self.clock, record, new=False)
+            run = ledger.latest_run()
+            assert run is not None
+            if run.state in runs.INTERRUPTED:
+                run = runs.resume(ledger, self._agentry, run)
+            if run.state in runs.ASKING:
+                question = (run.question or {}).get("text", "")
+                raise AnswerError(texts.operator_run_busy(session, run.run_id, run.state, question))
+            if not runs.writes_to_undo(ledger, self._agentry, run):
+                raise AnswerError(texts.operator_nothing_left(session, run.run_id))
+            run = runs.operator_undo(ledger, self._agentry, run)
+            return _reply(ledger, run)
+
+    def _check_operator_token(self, token: str | None) -> None:
+        env = self.config.operator_token_env
+        if env is None:
+            raise OperatorTokenError(texts.operator_not_configured())
+        expected = os.environ.get(env)
+        if not expected:
+            raise OperatorTokenError(texts.operator_token_unset(env))
+        given = token if isinstance(token, str) else ""
+        if not hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8")):
+            raise OperatorTokenError(texts.operator_token_wrong())
+
     def close(self) -> None:
         self.store.close()
 
@@ -204,14 +291,17 @@ class Agent:
         given = answer.strip().lower() if isinstance(answer, str) else answer
         with self._session(user, session, answering=True) as ledger:
             run = ledger.latest_run()
-            if run is None or run.state != runs.State.WAITING or run.question is None:
+            if run is None or run.state not in runs.ASKING or run.question is None:
+                ledger.commit()  # what resuming it did stays, though the answer is refused
                 raise AnswerError(texts.nothing_waiting(ledger.session.session))
             waiting = Waiting.from_record(run.question)
             if only_confirm and waiting.kind != "confirm":
+                ledger.commit()
                 raise AnswerError(texts.not_a_confirmation(waiting.kind))
             if given not in waiting.answers:
+                ledger.commit()
                 raise AnswerError(texts.not_an_answer(str(answer), waiting.answers))
-            run = runs.confirm(ledger, self._agentry, run, given)
+            run = runs.answer(ledger, self._agentry, run, given)
             return _reply(ledger, run)
 
     def _read(self, turn: str) -> Any:
@@ -228,7 +318,11 @@ class Agent:
     def _session(
         self, user: str, session: str | None, *, answering: bool = False
     ) -> Iterator[Ledger]:
-        """The session's ledger, under its lock, once it is sure the session is the user's."""
+        """The session's ledger, under its lock, once it is sure the session is the user's.
+
+        A run found mid-way here was left so by a process that stopped (a live one would
+        hold the lock): it is resumed before anything else.
+        """
         if not isinstance(user, str) or not user:
             raise AnswerError("user must be a non-empty text.")
         sid = session or user
@@ -237,6 +331,9 @@ class Agent:
             if ledger.session.user != user or ledger.session.agent != self.name:
                 error = AnswerError if answering else NotYourSession
                 raise error(texts.not_your_session(user, sid))
+            latest = ledger.latest_run()
+            if latest is not None and latest.state in runs.INTERRUPTED:
+                runs.resume(ledger, self._agentry, latest)
             yield ledger
 
     def _peek(self, user: str, session: str | None) -> Ledger | None:
@@ -254,10 +351,10 @@ _PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})
 
 
 def _reply(ledger: Ledger, run: RunRow) -> Reply:
-    if run.state == runs.State.WAITING and run.question is not None:
+    if run.state in runs.ASKING and run.question is not None:
         waiting = Waiting.from_record(run.question)
         return Reply(
-            text=waiting.text,
+            text=run.reply if run.state == runs.State.STUCK and run.reply else waiting.text,
             waiting=[waiting],
             session=ledger.session.session,
             run=run.run_id,

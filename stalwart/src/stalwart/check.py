@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import texts
-from .record.schema import CallRow
+from .record.schema import TOOK_EFFECT, CallRow, CallStatus
 from .rulebook import PastCall
 from .tools import IDEMPOTENCY_KEY_PARAM, ToolSpec, UndoSpec
 
@@ -68,13 +68,13 @@ class Check:
         for name, source in sources.items():
             found, value = _resolve(source, write)
             if not found:
-                return texts.undo_unbound(undo.tool, name)
+                return _unbound(undo.tool, name, source, write)
             args[name] = value
         return UndoPlan(tool=undo.tool, args=args, sources=sources)
 
     def undo(self, write: CallRow, plan: UndoPlan, history: Sequence[PastCall]) -> Verdict:
         """Check an undo as the agent whose write it undoes: provenance, then the rulebook."""
-        if write.status != "ran":
+        if write.status not in TOOK_EFFECT:
             return Verdict(False, texts.undo_of_step_not_run(plan.tool))
         if write.undone_by is not None:
             return Verdict(False, texts.undo_already_done(plan.tool))
@@ -106,10 +106,17 @@ def _sources(undo: UndoSpec, undo_spec: ToolSpec, write: CallRow) -> dict[str, s
         elif param.name in result:
             sources[param.name] = f"$result.{param.name}"
         elif param.required:
-            return texts.undo_unbound(undo.tool, param.name)
+            return _unbound(undo.tool, param.name, f"$result.{param.name}", write)
     for name in explicit:  # bound in agent.yaml, but the undo takes no such argument
         return texts.undo_unbound(undo.tool, name)
     return sources
+
+
+def _unbound(undo: str, argument: str, source: str, write: CallRow) -> str:
+    """Why an argument cannot be bound; a write of unknown outcome has no result to bind."""
+    if write.status == CallStatus.HAPPENED and source.startswith("$result."):
+        return texts.undo_result_unseen(undo, argument)
+    return texts.undo_unbound(undo, argument)
 
 
 def _resolve(source: str, write: CallRow) -> tuple[bool, Any]:

@@ -11,8 +11,20 @@ from typing import Any
 
 from .clock import Clock
 from .record import Changes, SessionRecord, Store
-from .record.schema import CallRow, MessageRow, RunRow, SessionRow
+from .record.schema import TOOK_EFFECT, CallRow, CallStatus, MessageRow, RunRow, SessionRow
 from .rulebook import PastCall
+
+# Every call that was sent, whatever came of it. A declined, refused or did-not-happen call
+# never reached anyone, and an undo done by hand was not sent by the agent.
+_SEEN_BY_RULES = frozenset(
+    {
+        CallStatus.RAN,
+        CallStatus.FAILED,
+        CallStatus.IN_FLIGHT,
+        CallStatus.IN_DOUBT,
+        CallStatus.HAPPENED,
+    }
+)
 
 
 class Ledger:
@@ -51,11 +63,11 @@ class Ledger:
             PastCall(
                 tool=call.tool,
                 args=call.args,
-                ran=call.status == "ran",
+                ran=call.status in TOOK_EFFECT,
                 undone=call.undone_by is not None,
             )
             for call in self.calls
-            if call.status in ("ran", "failed", "in_flight")
+            if call.status in _SEEN_BY_RULES
         ]
 
     # --- changing ---

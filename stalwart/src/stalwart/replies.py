@@ -10,9 +10,12 @@ from typing import Any
 class Waiting:
     """A question the run waits on.
 
-    `kind` is "confirm" (a write waits for a person's go-ahead); issue #3 adds "outcome"
-    and "undo". `args` is exactly what will run when approved; `text` what the person is
-    shown; `answers` the answers it takes.
+    `kind` is "confirm" (a write waits for a person's go-ahead: approve, skip, cancel
+    all), "outcome" (nobody knows whether a write took effect: happened, did not
+    happen) or "undo" (an undo failed every try and the run is stuck: retry, done by
+    hand, abandon). `tool` and `args` are the call asked about (for "undo", the undo);
+    `text` what the person is shown; `answers` the answers it takes; `step` the step of
+    the run it is about; `call` the recorded call it is about, once there is one.
     """
 
     kind: str
@@ -22,6 +25,7 @@ class Waiting:
     answers: tuple[str, ...]
     run: str
     step: int
+    call: str | None = None
 
     @classmethod
     def from_record(cls, question: dict[str, Any]) -> Waiting:
@@ -33,6 +37,7 @@ class Waiting:
             answers=tuple(question["answers"]),
             run=question["run"],
             step=question["step"],
+            call=question.get("call"),
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -44,6 +49,7 @@ class Waiting:
             "answers": list(self.answers),
             "run": self.run,
             "step": self.step,
+            "call": self.call,
         }
 
 
@@ -52,8 +58,9 @@ class Reply:
     """The one reply of a turn or an answer.
 
     `text` is what the person reads: the run's reply when it ended, else the question
-    at the head of `waiting`. `state` is the run's state ("waiting", "done",
-    "rolled_back", "stuck", "unread").
+    at the head of `waiting` (a stuck run's text says why it stopped, then asks).
+    `state` is the run's state ("waiting", "done", "rolled_back", "stuck", "abandoned",
+    "unread").
     """
 
     text: str

@@ -5,12 +5,17 @@ step, the question a person is asked, and why it is failing. Each function here 
 the session's `Ledger`, advances the run as far as it can go without a person, and
 leaves every change in the ledger; the driver commits:
 
-- before every send, in ONE commit: the call in flight with what the check allowed,
-  together with everything that happened since the previous commit (the outcome of the
-  call before, a message, the run's new cursor);
+- before every send (every try of a call, every try of an undo), in ONE commit: the call
+  in flight with what the check allowed and its try number, together with everything
+  that happened since the previous commit (the outcome of the call before, a message,
+  the run's new cursor);
 - at the end, in ONE commit: the last outcome and where the run now stands.
 
-So a write step costs at most two durable commits: in flight, and outcome.
+So a write step sent once costs two durable commits: in flight, and outcome.
+
+A run found `running` or `rolling_back` under the session's lock was left mid-way by a
+process that stopped (only a lock holder advances a run, and a dead holder's lock is
+released): `resume` takes it up from what the record shows.
 """
 
 from __future__ import annotations
@@ -23,24 +28,34 @@ from typing import Any
 
 from . import texts
 from .check import Check, UndoPlan
+from .current import CurrentCall, sending
 from .errors import StalwartError
 from .keys import idempotency_key, undo_key
 from .ledger import Ledger
 from .memory import rewind
-from .record.schema import CallRow, RunRow, as_recorded
+from .record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded
 from .replies import Waiting
-from .retry import UndoBackoff, UndoGaveUp, render_error, send_undo
+from .retry import (
+    AfterFailure,
+    UndoBackoff,
+    UndoGaveUp,
+    after_call_failure,
+    in_doubt,
+    render_error,
+    send_undo,
+)
 from .tools import ToolSpec
 
 
 class State(StrEnum):
     NEW = "new"  # not yet recorded
     RUNNING = "running"  # steps are being sent
-    WAITING = "waiting"  # a question waits for a person
+    WAITING = "waiting"  # a question waits for a person (a confirmation or an outcome)
     ROLLING_BACK = "rolling_back"  # the run failed; its writes are being undone
     DONE = "done"  # every step ran or was skipped
     ROLLED_BACK = "rolled_back"  # failed, undone as far as it can be, and rewound
-    STUCK = "stuck"  # an undo failed on every try; the rollback stopped
+    STUCK = "stuck"  # an undo failed on every try; the rollback stopped; a person is asked
+    ABANDONED = "abandoned"  # a person abandoned a stuck rollback; rewound
     UNREAD = "unread"  # nothing could be read from the turn; nothing ran
 
 
@@ -51,11 +66,18 @@ class Event(StrEnum):
     APPROVE = "approve"
     SKIP = "skip"
     CANCEL_ALL = "cancel all"
+    IN_DOUBT = "in_doubt"  # nobody knows whether a write took effect: a person is asked
+    HAPPENED = "happened"
+    DID_NOT_HAPPEN = "did not happen"
     STEP_FAILED = "step_failed"  # a tool raised
     REFUSED = "refused"  # the check refused a step
     FINISHED = "finished"  # no step remains
     UNDONE = "undone"  # nothing remains to undo
     UNDO_FAILED = "undo_failed"  # an undo failed on every try
+    RETRY_UNDO = "retry"
+    DONE_BY_HAND = "done by hand"
+    ABANDON = "abandon"
+    OPERATOR_UNDO = "operator_undo"  # an operator undoes an ended run from outside
 
 
 TRANSITIONS: Mapping[tuple[State, Event], State] = {
@@ -65,16 +87,45 @@ TRANSITIONS: Mapping[tuple[State, Event], State] = {
     (State.WAITING, Event.APPROVE): State.RUNNING,
     (State.WAITING, Event.SKIP): State.RUNNING,
     (State.WAITING, Event.CANCEL_ALL): State.ROLLING_BACK,
+    (State.RUNNING, Event.IN_DOUBT): State.WAITING,
+    (State.WAITING, Event.HAPPENED): State.RUNNING,
+    (State.WAITING, Event.DID_NOT_HAPPEN): State.ROLLING_BACK,
     (State.RUNNING, Event.STEP_FAILED): State.ROLLING_BACK,
     (State.RUNNING, Event.REFUSED): State.ROLLING_BACK,
     (State.RUNNING, Event.FINISHED): State.DONE,
     (State.ROLLING_BACK, Event.UNDONE): State.ROLLED_BACK,
     (State.ROLLING_BACK, Event.UNDO_FAILED): State.STUCK,
+    (State.STUCK, Event.RETRY_UNDO): State.ROLLING_BACK,
+    (State.STUCK, Event.DONE_BY_HAND): State.ROLLING_BACK,
+    (State.STUCK, Event.ABANDON): State.ABANDONED,
+    (State.DONE, Event.OPERATOR_UNDO): State.ROLLING_BACK,
+    (State.ROLLED_BACK, Event.OPERATOR_UNDO): State.ROLLING_BACK,
+    (State.ABANDONED, Event.OPERATOR_UNDO): State.ROLLING_BACK,
 }
 
-# A run in one of these states takes no further step; STUCK is not among them: it still
-# has writes to undo, and a rewind waits for them.
-ENDED = frozenset({State.DONE, State.ROLLED_BACK, State.UNREAD})
+# Each answer a person can give, by the kind of question it answers.
+ANSWER_EVENTS: Mapping[tuple[str, str], Event] = {
+    ("confirm", texts.APPROVE): Event.APPROVE,
+    ("confirm", texts.SKIP): Event.SKIP,
+    ("confirm", texts.CANCEL_ALL): Event.CANCEL_ALL,
+    ("outcome", texts.HAPPENED): Event.HAPPENED,
+    ("outcome", texts.DID_NOT_HAPPEN): Event.DID_NOT_HAPPEN,
+    ("undo", texts.RETRY): Event.RETRY_UNDO,
+    ("undo", texts.DONE_BY_HAND): Event.DONE_BY_HAND,
+    ("undo", texts.ABANDON): Event.ABANDON,
+}
+
+# A run in one of these states takes no further step of its own; only an operator's undo
+# moves it again. STUCK is not among them: it still has writes to undo, and a person is
+# asked what to do.
+ENDED = frozenset({State.DONE, State.ROLLED_BACK, State.ABANDONED, State.UNREAD})
+
+# States a run is in only while a process is advancing it; found under the session's lock,
+# they mean that process stopped mid-way, and the run is resumed.
+INTERRUPTED = frozenset({State.RUNNING, State.ROLLING_BACK})
+
+# States in which a run has a question waiting for a person.
+ASKING = frozenset({State.WAITING, State.STUCK})
 
 
 class RunStateError(StalwartError):
@@ -83,26 +134,12 @@ class RunStateError(StalwartError):
     code = "run_state"
 
 
-class RunUnfinished(StalwartError):
-    """The session's latest run stopped mid-way (its process died): it must be resumed first.
-
-    Resuming such a run (a call in flight, a rollback half done) comes with issue #3; until
-    then a new turn is refused rather than started over writes nobody has settled.
-    """
-
-    code = "run_unfinished"
-
-
-# States a run is in only while a process is advancing it; found under the session's lock,
-# they mean that process stopped mid-way.
-INTERRUPTED = frozenset({State.RUNNING, State.ROLLING_BACK})
-
-
 def transition(state: str, event: Event) -> State:
+    """The state a run in `state` moves to on `event`; RunStateError if the table has none."""
     try:
         return TRANSITIONS[(State(state), event)]
-    except KeyError:
-        raise RunStateError(f"a run in state {state!r} cannot take {event.value!r}") from None
+    except (KeyError, ValueError):
+        raise RunStateError(f"a run {state!r} cannot take {event.value!r}") from None
 
 
 def move(ledger: Ledger, run: RunRow, event: Event, **changes: Any) -> RunRow:
@@ -162,26 +199,127 @@ def _new_run(ledger: Ledger, turn: str, steps: list[dict[str, Any]]) -> RunRow:
     )
 
 
-# --- answering a confirmation ---
+# --- a person's answers ---
 
 
-def confirm(ledger: Ledger, agentry: Agentry, run: RunRow, answer: str) -> RunRow:
-    """Take a person's answer to the confirmation the run waits on, and go on."""
-    question = run.question or {}
-    index = run.cursor
-    step = run.steps[index]
-    if answer == texts.APPROVE:
-        run = move(ledger, run, Event.APPROVE, question=None)
-        run = _send(ledger, agentry, run, index, step)
-    elif answer == texts.SKIP:
-        run = move(ledger, run, Event.SKIP, question=None)
-        _record_declined(ledger, agentry, run, index, step)
-        run = ledger.put_run(replace(run, cursor=index + 1))
-    elif answer == texts.CANCEL_ALL:
-        failure = {"cause": "cancelled", "tool": question.get("tool", step["tool"])}
-        run = move(ledger, run, Event.CANCEL_ALL, question=None, failure=failure)
-    else:
-        raise RunStateError(f"{answer!r} is not a confirmation's answer")
+def answer(ledger: Ledger, agentry: Agentry, run: RunRow, given: str) -> RunRow:
+    """Take a person's answer to the question the run waits on, and go on."""
+    question = Waiting.from_record(run.question or {})
+    event = ANSWER_EVENTS.get((question.kind, given))
+    if event is None:
+        raise RunStateError(f"{given!r} is not an answer to a question of kind {question.kind!r}")
+    run = _ANSWER_HANDLERS[event](ledger, agentry, run, question)
+    return advance(ledger, agentry, run)
+
+
+def _approve(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+    run = move(ledger, run, Event.APPROVE, question=None)
+    return _send(ledger, agentry, run, run.cursor, run.steps[run.cursor])
+
+
+def _skip(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+    run = move(ledger, run, Event.SKIP, question=None)
+    _record_declined(ledger, agentry, run, run.cursor, run.steps[run.cursor])
+    return ledger.put_run(replace(run, cursor=run.cursor + 1))
+
+
+def _cancel_all(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+    failure = {"cause": "cancelled", "tool": question.tool}
+    return move(ledger, run, Event.CANCEL_ALL, question=None, failure=failure)
+
+
+def _happened(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+    call = _asked_call(ledger, question)
+    ledger.put_call(_finish(ledger, call, CallStatus.HAPPENED))
+    ledger.add_message("tool", texts.MEMORY_HAPPENED, run.run_id)
+    return move(ledger, run, Event.HAPPENED, question=None, cursor=call.step)
+
+
+def _did_not_happen(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+    call = _asked_call(ledger, question)
+    ledger.put_call(_finish(ledger, call, CallStatus.DID_NOT_HAPPEN))
+    ledger.add_message("tool", texts.MEMORY_DID_NOT_HAPPEN, run.run_id)
+    failure = {"cause": "did_not_happen", "tool": call.tool}
+    return move(ledger, run, Event.DID_NOT_HAPPEN, question=None, failure=failure)
+
+
+def _retry_undo(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+    # The rollback starts again at the failed undo, which is re-sent under its key.
+    return move(ledger, run, Event.RETRY_UNDO, question=None, reply=None)
+
+
+def _done_by_hand(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+    undo = _asked_call(ledger, question)
+    undo = ledger.put_call(_finish(ledger, undo, CallStatus.BY_HAND))
+    write = ledger.call(undo.undoes or "")
+    if write is None:
+        raise RunStateError(f"{undo.call_id} undoes nothing the record holds")
+    ledger.put_call(replace(write, undone_by=undo.call_id))
+    ledger.add_message("tool", texts.MEMORY_UNDONE_BY_HAND, run.run_id)
+    return move(ledger, run, Event.DONE_BY_HAND, question=None, reply=None)
+
+
+def _abandon(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+    remaining = [write.call_id for write in writes_to_undo(ledger, agentry, run)]
+    failure = {**(run.failure or {}), "abandoned": remaining}
+    run = replace(run, failure=failure)
+    reply = _stopped_reply(ledger, agentry, run)
+    run = move(ledger, run, Event.ABANDON, question=None, reply=reply)
+    _rewind(ledger, run, reply)
+    return run
+
+
+_ANSWER_HANDLERS: Mapping[Event, Callable[[Ledger, Agentry, RunRow, Waiting], RunRow]] = {
+    Event.APPROVE: _approve,
+    Event.SKIP: _skip,
+    Event.CANCEL_ALL: _cancel_all,
+    Event.HAPPENED: _happened,
+    Event.DID_NOT_HAPPEN: _did_not_happen,
+    Event.RETRY_UNDO: _retry_undo,
+    Event.DONE_BY_HAND: _done_by_hand,
+    Event.ABANDON: _abandon,
+}
+
+
+def _asked_call(ledger: Ledger, question: Waiting) -> CallRow:
+    call = ledger.call(question.call or "")
+    if call is None:
+        raise RunStateError(f"the question is about {question.call!r}, which the record lacks")
+    return call
+
+
+# --- resuming a run whose process stopped, and the operator's undo ---
+
+
+def resume(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+    """Take up a run its process left mid-way (found `running` or `rolling_back`).
+
+    A call left in flight is sent again under its key when it is a read or a retry-safe
+    write; any other write becomes the question "Did <tool> take effect? It was being
+    sent when the run stopped." A rollback goes on where it stopped, and an undo left in
+    flight is sent again under its own key. The check is not run again for a call the
+    record shows it allowed.
+    """
+    if run.state == State.RUNNING:
+        flying = [
+            call
+            for call in ledger.run_calls(run.run_id)
+            if call.status == CallStatus.IN_FLIGHT and call.kind != "undo"
+        ]
+        if flying:
+            call = flying[-1]
+            spec = agentry.tools[call.tool]
+            if spec.writes and not spec.retry_safe:
+                run = _ask_outcome(ledger, run, call, stopped=True)
+            else:
+                run = _try_call(ledger, agentry, run, call)
+    return advance(ledger, agentry, run)
+
+
+def operator_undo(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+    """Undo an ended run's writes that are not undone yet, last first, and rewind it."""
+    failure = {"cause": "operator", "before": run.failure}
+    run = move(ledger, run, Event.OPERATOR_UNDO, failure=failure, question=None)
     return advance(ledger, agentry, run)
 
 
@@ -237,7 +375,7 @@ def _confirmation(
 def _others_would_be_undone(ledger: Ledger, agentry: Agentry, run: RunRow, index: int) -> bool:
     """Whether a failure after this step would undo other writes of the run, but not this."""
     earlier = any(
-        call.kind == "write" and call.status == "ran" and _undo_of(agentry, call.tool)
+        call.kind == "write" and call.status in TOOK_EFFECT and _undo_of(agentry, call.tool)
         for call in ledger.run_calls(run.run_id)
     )
     later = any(agentry.tools[s["tool"]].writes for s in run.steps[index + 1 :])
@@ -247,7 +385,7 @@ def _others_would_be_undone(ledger: Ledger, agentry: Agentry, run: RunRow, index
 def _send(
     ledger: Ledger, agentry: Agentry, run: RunRow, index: int, step: dict[str, Any]
 ) -> RunRow:
-    """Check a step, record it in flight (one commit), send it, keep its outcome."""
+    """Check a step, record it in flight with its key, and send it (with its retries)."""
     tool = step["tool"]
     spec = agentry.tools[tool]
     args = typed_args(spec, step["args"])
@@ -259,17 +397,71 @@ def _send(
         _call_row(ledger, agentry, run, index, tool, args, key, "in_flight", verdict.text)
     )
     ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
-    ledger.commit()
-    try:
-        result = spec.call(args, key)
-    except Exception as error:
-        ledger.put_call(_finish(ledger, call, "failed", error=render_error(error)))
-        ledger.add_message("tool", texts.memory_error(type(error).__name__, str(error)), run.run_id)
-        failure = {"cause": "failed", "tool": tool, "error": type(error).__name__}
-        return move(ledger, run, Event.STEP_FAILED, failure=failure)
-    call = ledger.put_call(_finish(ledger, call, "ran", result=_as_recorded(result)))
-    ledger.add_message("tool", texts.memory_result(call.result), run.run_id)
-    return ledger.put_run(replace(run, cursor=index + 1))
+    return _try_call(ledger, agentry, run, call)
+
+
+def _try_call(ledger: Ledger, agentry: Agentry, run: RunRow, call: CallRow) -> RunRow:
+    """Send a recorded call until it answers, fails, or leaves a person to say what happened.
+
+    Each try is committed in flight, with its number, before it is sent, under the key
+    the call was first recorded with.
+    """
+    spec = agentry.tools[call.tool]
+    args = typed_args(spec, call.args)
+    while True:
+        call = ledger.put_call(replace(call, status=CallStatus.IN_FLIGHT, tries=call.tries + 1))
+        ledger.commit()
+        try:
+            with sending(_current(run, call)):
+                result = spec.call(args, call.key)
+        except Exception as error:
+            verdict = after_call_failure(
+                writes=spec.writes, retry_safe=spec.retry_safe, error=error, tries=call.tries
+            )
+            if verdict is AfterFailure.RETRY:
+                call = ledger.put_call(replace(call, error=render_error(error)))
+                continue
+            ledger.add_message(
+                "tool", texts.memory_error(type(error).__name__, str(error)), run.run_id
+            )
+            if spec.writes and in_doubt(error):
+                # Not retry-safe, or still in doubt after its retries: nobody knows.
+                call = ledger.put_call(replace(call, error=render_error(error)))
+                return _ask_outcome(ledger, run, call, stopped=False)
+            ledger.put_call(_finish(ledger, call, CallStatus.FAILED, error=render_error(error)))
+            failure = {"cause": "failed", "tool": call.tool, "error": type(error).__name__}
+            return move(ledger, run, Event.STEP_FAILED, failure=failure)
+        call = ledger.put_call(_finish(ledger, call, CallStatus.RAN, result=_as_recorded(result)))
+        ledger.add_message("tool", texts.memory_result(call.result), run.run_id)
+        return ledger.put_run(replace(run, cursor=call.step))
+
+
+def _ask_outcome(ledger: Ledger, run: RunRow, call: CallRow, *, stopped: bool) -> RunRow:
+    """Ask a person whether a write in doubt took effect; nothing is sent again."""
+    call = ledger.put_call(replace(call, status=CallStatus.IN_DOUBT))
+    waiting = Waiting(
+        kind="outcome",
+        tool=call.tool,
+        args=dict(call.args),
+        text=texts.outcome_question(call.tool, stopped=stopped),
+        answers=texts.OUTCOME_ANSWERS,
+        run=run.run_id,
+        step=call.step,
+        call=call.call_id,
+    )
+    return move(ledger, run, Event.IN_DOUBT, question=waiting.to_record())
+
+
+def _current(run: RunRow, call: CallRow) -> CurrentCall:
+    return CurrentCall(
+        key=call.key or "",
+        session=run.session,
+        run=run.run_id,
+        step=call.step,
+        tool=call.tool,
+        kind=call.kind,
+        try_number=call.tries,
+    )
 
 
 def _refuse(
@@ -298,63 +490,105 @@ def _record_declined(
 def roll_back(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
     """Undo the run's writes, last first; then rewind and reply (or stop, stuck)."""
     for write in reversed(writes_to_undo(ledger, agentry, run)):
-        plan = agentry.check.plan_undo(write)
-        if isinstance(plan, str):
-            _record_undo_refused(ledger, agentry, run, write, None, plan)
-            continue
-        verdict = agentry.check.undo(write, plan, ledger.history())
-        if not verdict.allowed:
-            _record_undo_refused(ledger, agentry, run, write, plan, verdict.text)
-            continue
-        stuck = _send_undo(ledger, agentry, run, write, plan, verdict.text)
+        undo = ledger.call(_undo_id(write))
+        if undo is None or undo.status not in (CallStatus.IN_FLIGHT, CallStatus.FAILED):
+            planned = _plan_undo(ledger, agentry, run, write)
+            if planned is None:
+                continue
+            undo = planned
+        # else: an undo already checked and recorded, left in flight or failed: sent again.
+        stuck = _send_undo(ledger, agentry, run, write, undo)
         if stuck is not None:
             return stuck
     reply = _stopped_reply(ledger, agentry, run)
     run = move(ledger, run, Event.UNDONE, reply=reply)
-    rewind(ledger, run, reply)
+    _rewind(ledger, run, reply)
     return run
 
 
 def writes_to_undo(ledger: Ledger, agentry: Agentry, run: RunRow) -> list[CallRow]:
-    """The run's writes that ran, declare an undo, and were neither undone nor given up on."""
+    """The run's writes that took effect, declare an undo, and were neither undone nor
+    given up on (an undo the check refused or could not bind)."""
     given_up = {
-        c.undoes for c in ledger.run_calls(run.run_id) if c.kind == "undo" and c.status == "refused"
+        c.undoes
+        for c in ledger.run_calls(run.run_id)
+        if c.kind == "undo" and c.status == CallStatus.REFUSED
     }
     return [
         call
         for call in ledger.run_calls(run.run_id)
         if call.kind == "write"
-        and call.status == "ran"
+        and call.status in TOOK_EFFECT
         and call.undone_by is None
         and call.call_id not in given_up
         and _undo_of(agentry, call.tool) is not None
     ]
 
 
-def _send_undo(
-    ledger: Ledger, agentry: Agentry, run: RunRow, write: CallRow, plan: UndoPlan, allowed: str
-) -> RunRow | None:
-    """Record an undo in flight (one commit), send it with its retries; None when it ran."""
-    spec = agentry.tools[plan.tool]
+def _plan_undo(ledger: Ledger, agentry: Agentry, run: RunRow, write: CallRow) -> CallRow | None:
+    """Bind and check a write's undo, and record it in flight; None when it is not sent."""
+    plan = agentry.check.plan_undo(write)
+    if isinstance(plan, str):
+        _record_undo_refused(ledger, agentry, run, write, None, plan)
+        return None
+    verdict = agentry.check.undo(write, plan, ledger.history())
+    if not verdict.allowed:
+        _record_undo_refused(ledger, agentry, run, write, plan, verdict.text)
+        return None
     key = undo_key(write.key or write.call_id, plan.tool, plan.args)
-    undo = ledger.put_call(_undo_row(ledger, agentry, run, write, plan, key, "in_flight", allowed))
+    undo = ledger.put_call(
+        _undo_row(ledger, agentry, run, write, plan, key, "in_flight", verdict.text)
+    )
     ledger.add_message("assistant", texts.memory_call(plan.tool, plan.args), run.run_id)
-    ledger.commit()
+    return undo
+
+
+def _send_undo(
+    ledger: Ledger, agentry: Agentry, run: RunRow, write: CallRow, undo: CallRow
+) -> RunRow | None:
+    """Send a recorded undo with its retries, each try committed first; None when it ran."""
+    spec = agentry.tools[undo.tool]
+    args = typed_args(spec, undo.args)
+
+    def send(_try: int) -> Any:
+        nonlocal undo
+        undo = ledger.put_call(replace(undo, status=CallStatus.IN_FLIGHT, tries=undo.tries + 1))
+        ledger.commit()
+        try:
+            with sending(_current(run, undo)):
+                return spec.call(args, undo.key)
+        except Exception as error:
+            undo = ledger.put_call(replace(undo, error=render_error(error)))
+            raise
+
     try:
-        result = send_undo(
-            lambda _try: spec.call(typed_args(spec, plan.args), key),
-            agentry.undo_backoff,
-            ledger.clock,
-        )
+        result = send_undo(send, agentry.undo_backoff, ledger.clock)
     except UndoGaveUp as gave_up:
         error = render_error(gave_up.error)
-        ledger.put_call(_finish(ledger, undo, "failed", error=error))
+        undo = ledger.put_call(_finish(ledger, undo, CallStatus.FAILED, error=error))
         remaining = len(writes_to_undo(ledger, agentry, run))
+        waiting = Waiting(
+            kind="undo",
+            tool=undo.tool,
+            args=dict(undo.args),
+            text=texts.undo_question(undo.tool, undo.tries, error, remaining),
+            answers=texts.UNDO_ANSWERS,
+            run=run.run_id,
+            step=write.step,
+            call=undo.call_id,
+        )
         failure = dict(run.failure or {})
-        failure.update({"undo": plan.tool, "undo_error": error, "tries": gave_up.tries})
-        reply = texts.stuck_reply(_cause(run), plan.tool, gave_up.tries, error, remaining)
-        return move(ledger, run, Event.UNDO_FAILED, failure=failure, reply=reply)
-    undo = ledger.put_call(_finish(ledger, undo, "ran", result=_as_recorded(result)))
+        failure.update({"undo": undo.tool, "undo_error": error, "tries": undo.tries})
+        reply = texts.stuck_reply(_cause(run), undo.tool, undo.tries, error, remaining)
+        return move(
+            ledger,
+            run,
+            Event.UNDO_FAILED,
+            failure=failure,
+            reply=reply,
+            question=waiting.to_record(),
+        )
+    undo = ledger.put_call(_finish(ledger, undo, CallStatus.RAN, result=_as_recorded(result)))
     ledger.put_call(replace(write, undone_by=undo.call_id))
     ledger.add_message("tool", texts.memory_result(undo.result), run.run_id)
     return None
@@ -375,6 +609,12 @@ def _record_undo_refused(
     ledger.put_call(replace(row, error=why, finished=ledger.clock.now()))
 
 
+def _rewind(ledger: Ledger, run: RunRow, reply: str) -> None:
+    """Rewind the run's memory; a run with nothing left to hide still leaves its reply."""
+    if not rewind(ledger, run, reply):
+        ledger.add_message("assistant", reply, None)
+
+
 # --- the replies ---
 
 
@@ -385,30 +625,41 @@ def _cause(run: RunRow) -> str:
         return texts.cancelled_because(failure["tool"])
     if cause == "refused":
         return texts.refused_because(failure["tool"], failure["reason"])
+    if cause == "did_not_happen":
+        return texts.did_not_happen_because(failure["tool"])
+    if cause == "operator":
+        return texts.operator_because()
     return texts.failed_because(failure.get("tool", "?"), failure.get("error", "?"))
 
 
 def _stopped_reply(ledger: Ledger, agentry: Agentry, run: RunRow) -> str:
     calls = ledger.run_calls(run.run_id)
     by_id = {call.call_id: call for call in calls}
-    refused_undo = {c.undoes: c for c in calls if c.kind == "undo" and c.status == "refused"}
-    undone: list[tuple[str, str]] = []
+    refused_undo = {
+        c.undoes: c for c in calls if c.kind == "undo" and c.status == CallStatus.REFUSED
+    }
+    pending = {write.call_id for write in writes_to_undo(ledger, agentry, run)}
+    undone: list[tuple[str, str | None]] = []
     not_undoable: list[str] = []
     not_undone: list[tuple[str, str]] = []
-    writes = [c for c in calls if c.kind == "write" and c.status == "ran"]
+    abandoned: list[str] = []
+    writes = [c for c in calls if c.kind == "write" and c.status in TOOK_EFFECT]
     for write in sorted(writes, key=lambda c: c.seq, reverse=True):
         if write.undone_by is not None:
-            undone.append((write.tool, by_id[write.undone_by].tool))
+            undo = by_id[write.undone_by]
+            undone.append((write.tool, None if undo.status == CallStatus.BY_HAND else undo.tool))
         elif write.call_id in refused_undo:
             not_undone.append((write.tool, refused_undo[write.call_id].error or ""))
+        elif write.call_id in pending:
+            abandoned.append(write.tool)
         else:
             not_undoable.append(write.tool)
-    return texts.stopped_reply(_cause(run), undone, not_undoable, not_undone)
+    return texts.stopped_reply(_cause(run), undone, not_undoable, not_undone, abandoned)
 
 
-def _outcomes(ledger: Ledger, run: RunRow) -> list[tuple[str, Any, bool]]:
+def _outcomes(ledger: Ledger, run: RunRow) -> list[tuple[str, Any, str]]:
     return [
-        (call.tool, call.result, call.status == "declined")
+        (call.tool, call.result, call.status)
         for call in ledger.run_calls(run.run_id)
         if call.kind in ("read", "write")
     ]
@@ -456,6 +707,10 @@ def _call_row(
     )
 
 
+def _undo_id(write: CallRow) -> str:
+    return f"{write.call_id}:undo"
+
+
 def _undo_row(
     ledger: Ledger,
     agentry: Agentry,
@@ -467,7 +722,7 @@ def _undo_row(
     allowed: str | None,
 ) -> CallRow:
     return CallRow(
-        call_id=f"{write.call_id}:undo",
+        call_id=_undo_id(write),
         run_id=run.run_id,
         session=run.session,
         agent=write.agent,

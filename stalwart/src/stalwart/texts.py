@@ -20,6 +20,19 @@ SKIP = "skip"
 CANCEL_ALL = "cancel all"
 CONFIRM_ANSWERS: tuple[str, ...] = (APPROVE, SKIP, CANCEL_ALL)
 
+# --- a write nobody knows the outcome of (chapter 34, "An outcome nobody knows") ---
+
+HAPPENED = "happened"
+DID_NOT_HAPPEN = "did not happen"
+OUTCOME_ANSWERS: tuple[str, ...] = (HAPPENED, DID_NOT_HAPPEN)
+
+# --- an undo that failed every try (chapter 34, "An undo that fails") ---
+
+RETRY = "retry"
+DONE_BY_HAND = "done by hand"
+ABANDON = "abandon"
+UNDO_ANSWERS: tuple[str, ...] = (RETRY, DONE_BY_HAND, ABANDON)
+
 IRREVERSIBLE_WARNING = "Nothing can undo this step once it runs."
 IRREVERSIBLE_IN_ATOMIC_RUN = "Nothing undoes this step, and the steps after it cannot undo it."
 
@@ -42,18 +55,44 @@ def confirm_question(
     return question
 
 
+def outcome_question(tool: str, *, stopped: bool) -> str:
+    """Did a write in doubt take effect? `stopped`: its process stopped mid-send."""
+    why = (
+        "It was being sent when the run stopped."
+        if stopped
+        else "The call was sent and no answer came back."
+    )
+    return f"Did {tool} take effect? {why}"
+
+
+def undo_question(undo_tool: str, tries: int, error: str, remaining: int) -> str:
+    """The question of a stuck run; `error` as `retry.render_error` renders it."""
+    return (
+        f"Undoing {undo_tool} failed after {tries} tries ({error}). "
+        f"{remaining} step(s) still need undoing."
+    )
+
+
 # --- a run that ends well ---
 
 
-def done_reply(outcomes: Sequence[tuple[str, Any, bool]]) -> str:
-    """What each step returned, briefly: (tool, result, declined) in the order they came."""
+def done_reply(outcomes: Sequence[tuple[str, Any, str]]) -> str:
+    """What each step returned, briefly: (tool, result, status) in the order they came.
+
+    status "declined": the person skipped it; "happened": no answer came back and a
+    person said it took effect; anything else: it returned `result`.
+    """
     if not outcomes:
         return "Done: there was nothing to run."
-    parts = [
-        f"{tool} {'was skipped' if declined else 'returned ' + brief(result)}"
-        for tool, result, declined in outcomes
-    ]
-    return "Done: " + "; ".join(parts) + "."
+    return "Done: " + "; ".join(_outcome(*outcome) for outcome in outcomes) + "."
+
+
+def _outcome(tool: str, result: Any, status: str) -> str:
+    if status == "declined":
+        return f"{tool} was skipped"
+    if status == "happened":
+        return f"{tool} took effect, a person said (no answer came back)"
+    return f"{tool} returned {brief(result)}"
 
 
 def brief(result: Any, limit: int = 120) -> str:
@@ -83,42 +122,51 @@ def cancelled_because(tool: str) -> str:
 
 
 def refused_because(tool: str, refusal: str) -> str:
-    return f"the check refused {tool} ({refusal})"
+    return f"the check refused {tool} ({_without_period(refusal)})"
+
+
+def did_not_happen_because(tool: str) -> str:
+    return f"you said {tool} did not take effect"
+
+
+def operator_because() -> str:
+    return "an operator undid it"
 
 
 def stopped_reply(
     cause: str,
-    undone: Sequence[tuple[str, str]],
+    undone: Sequence[tuple[str, str | None]],
     not_undoable: Sequence[str],
     not_undone: Sequence[tuple[str, str]],
+    abandoned: Sequence[str] = (),
 ) -> str:
     """The one reply of a failed run, once its rollback is over.
 
-    `undone` is (write, undo) latest first; `not_undoable` the irreversible writes
-    (and writes that declare no undo), left in place; `not_undone` (write, reason) for
-    an undo the check refused or could not bind, never sent.
+    `undone` is (write, undo) latest first, the undo None when a person undid it by
+    hand; `not_undoable` the irreversible writes (and writes that declare no undo), left
+    in place; `not_undone` (write, reason) for an undo the check refused or could not
+    bind, never sent; `abandoned` the writes still to undo when a person abandoned the
+    rollback, latest first.
     """
     text = f"This run stopped: {cause}."
     if undone:
-        listed = ", ".join(f"{write} (by {undo})" for write, undo in undone)
+        listed = ", ".join(f"{write} (by {undo or 'hand'})" for write, undo in undone)
         text += f" Undone, latest first: {listed}."
     if not_undoable:
         text += f" Not undoable, and left as they are: {', '.join(not_undoable)}."
     if not_undone:
         listed = ", ".join(f"{write} ({reason})" for write, reason in not_undone)
         text += f" Not undone, and still to be undone by hand: {listed}."
-    if not (undone or not_undoable or not_undone):
+    if abandoned:
+        text += f" The rollback was abandoned; still to be undone by hand: {', '.join(abandoned)}."
+    if not (undone or not_undoable or not_undone or abandoned):
         text += " Nothing had been written, so nothing needed undoing."
     return text
 
 
 def stuck_reply(cause: str, undo_tool: str, tries: int, error: str, remaining: int) -> str:
     """A rollback that stopped because an undo failed (chapter 34, "An undo that fails")."""
-    return (
-        f"This run stopped: {cause}. "
-        f"Undoing {undo_tool} failed after {tries} tries ({error}). "
-        f"{remaining} step(s) still need undoing."
-    )
+    return f"This run stopped: {cause}. {undo_question(undo_tool, tries, error, remaining)}"
 
 
 # --- why an undo was not sent ---
@@ -149,7 +197,11 @@ def undo_already_done(undo: str) -> str:
 
 
 def undo_refused(undo: str, refusal: str) -> str:
-    return f"the check refused {undo}: {refusal}"
+    return f"the check refused {undo}: {_without_period(refusal)}"
+
+
+def undo_result_unseen(undo: str, argument: str) -> str:
+    return f"{undo}: {argument} comes from the step's result, which nobody saw"
 
 
 # --- what the check allowed (recorded before the send) ---
@@ -181,6 +233,11 @@ def memory_error(error_type: str, message: str) -> str:
     return f"error: {error_type}: {message}" if message else f"error: {error_type}"
 
 
+MEMORY_HAPPENED = "no answer came back; a person said the call took effect"
+MEMORY_DID_NOT_HAPPEN = "no answer came back; a person said the call took no effect"
+MEMORY_UNDONE_BY_HAND = "a person said this was undone by hand"
+
+
 # --- errors a caller gets for a bad answer or a misplaced turn ---
 
 
@@ -204,10 +261,41 @@ def question_pending(session: str, question: str) -> str:
     return f"Session {session!r} waits for an answer first: {question}"
 
 
-def run_unfinished(session: str, run: str, state: str) -> str:
+def resumed_line(session: str, state: str, text: str) -> str:
+    """One line of `stalwart resume`: the session, where its run now stands, its text."""
+    return f"{session}: {state}: {' '.join(text.split())}"
+
+
+# --- the operator (the token itself is never part of any text) ---
+
+
+def operator_not_configured() -> str:
     return (
-        f"Session {session!r} has a run that stopped mid-way ({run}, {state}); "
-        "it must be resumed before a new turn."
+        "No operator token is configured (operator_token_env in agent.yaml names none); "
+        "nothing was changed."
+    )
+
+
+def operator_token_unset(env: str) -> str:
+    return f"The operator token's variable {env} is not set here; nothing was changed."
+
+
+def operator_token_wrong() -> str:
+    return "The operator token is wrong or missing; nothing was changed."
+
+
+def operator_nothing_to_undo(session: str) -> str:
+    return f"Session {session!r} has no run to undo."
+
+
+def operator_nothing_left(session: str, run: str) -> str:
+    return f"Run {run} of session {session!r} has no write left to undo; nothing was changed."
+
+
+def operator_run_busy(session: str, run: str, state: str, question: str) -> str:
+    return (
+        f"Session {session!r}'s run {run} is {state} and waits for an answer first: "
+        f"{question} Nothing was changed."
     )
 
 
@@ -224,6 +312,11 @@ def rewind_refused(session: str, remaining: int) -> str:
         f"Session {session!r} cannot be rewound: {remaining} step(s) still need undoing "
         "(rewind_with_pending_compensation)."
     )
+
+
+def _without_period(sentence: str) -> str:
+    """A sentence set inside parentheses or after a colon loses its full stop."""
+    return sentence.rstrip().removesuffix(".")
 
 
 def _renderable(value: Any) -> bool:

@@ -23,6 +23,9 @@ Contract
   file; PostgreSQL: a row lock or advisory lock held by the holder's connection).
   `commit` inside a held lock does NOT release it: the runtime commits the in-flight
   record, sends the call, and commits the outcome while holding one lock.
+- `sessions_with_runs_in(states)` names every session with a run in one of `states`,
+  sorted (committed data; no lock). `stalwart resume` uses it to find runs whose
+  process stopped mid-way.
 - `close()` releases the backend's connections.
 
 The runtime always does `with store.lock(s): record = store.load(s); ...; store.commit(...)`,
@@ -31,6 +34,7 @@ so a backend may assume loads and commits of a session happen under its lock.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -81,5 +85,7 @@ class Store(Protocol):
     def commit(self, changes: Changes) -> None: ...
 
     def lock(self, session: str) -> AbstractContextManager[None]: ...
+
+    def sessions_with_runs_in(self, states: Collection[str]) -> list[str]: ...
 
     def close(self) -> None: ...

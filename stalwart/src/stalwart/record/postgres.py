@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -39,6 +39,7 @@ from psycopg.rows import dict_row
 
 from .base import Changes, SessionBusy, SessionRecord
 from .schema import (
+    ADDED_COLUMNS,
     TABLE_OF,
     TABLES,
     CallRow,
@@ -96,6 +97,12 @@ def ddl() -> list[str]:
             statements.append(
                 f'CREATE INDEX IF NOT EXISTS "{table.name}_{column}" ON "{table.name}" ("{column}")'
             )
+    for name, column, default in ADDED_COLUMNS:  # a record made before the column was
+        kind = next(t for t in TABLES if t.name == name).kinds[column]
+        statements.append(
+            f'ALTER TABLE "{name}" ADD COLUMN IF NOT EXISTS "{column}" {_SQL_TYPES[kind]} '
+            f"DEFAULT {int(default)}"
+        )
     return statements
 
 
@@ -161,6 +168,15 @@ class PostgresStore:
             connection.execute("; ".join(statements), values)
             with self._counter:
                 self.commits += 1
+
+    def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
+        wanted = list(states)
+        if not wanted:
+            return []
+        marks = ", ".join("%s" for _ in wanted)
+        sql = f'SELECT DISTINCT "session" FROM "runs" WHERE "state" IN ({marks}) ORDER BY 1'
+        with self._connection() as connection:
+            return [row[0] for row in connection.execute(sql, wanted).fetchall()]
 
     @contextmanager
     def lock(self, session: str) -> Iterator[None]:

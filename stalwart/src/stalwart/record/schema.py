@@ -10,7 +10,26 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, TypeVar
+
+
+class CallStatus(StrEnum):
+    """Where a call stands; every status a call row can hold."""
+
+    IN_FLIGHT = "in_flight"  # recorded, being sent (or its process stopped mid-send)
+    RAN = "ran"  # it answered
+    FAILED = "failed"  # it raised, and its effect is not in doubt (or it was an undo)
+    IN_DOUBT = "in_doubt"  # a write whose effect nobody knows; a person is asked
+    HAPPENED = "happened"  # a person said the write in doubt took effect (result unknown)
+    DID_NOT_HAPPEN = "did_not_happen"  # a person said the write in doubt took no effect
+    DECLINED = "declined"  # a person skipped it; never sent
+    REFUSED = "refused"  # the check refused it, or its undo could not be bound; never sent
+    BY_HAND = "by_hand"  # an undo a person says was done outside the agent; never sent
+
+
+# A write in one of these states changed the world, and is undone if its run fails.
+TOOK_EFFECT = frozenset({CallStatus.RAN, CallStatus.HAPPENED})
 
 
 @dataclass(frozen=True)
@@ -53,10 +72,13 @@ class RunRow:
 class CallRow:
     """One call of a tool, recorded before it is sent and finished after.
 
-    `kind` is "read", "write" or "undo". `status` moves in_flight -> ran | failed, or
-    is "declined" (skipped by a person) or "refused" (the check refused it; never
-    sent). `allowed` is what the check allowed, written in the same commit as
-    in_flight, so it is durable before the send. `undoes` (on an undo) and
+    `kind` is "read", "write" or "undo". `status` is a `CallStatus`: it moves
+    in_flight -> ran | failed | in_doubt, in_doubt -> happened | did_not_happen (a
+    person's answer), or is "declined" (skipped by a person), "refused" (the check
+    refused it; never sent) or, on an undo, "by_hand". `tries` counts the sends, each
+    recorded before it is made (a retry, a resumed call, a re-sent undo). `allowed` is
+    what the check allowed, written in the same commit as in_flight, so it is durable
+    before the send. `undoes` (on an undo) and
     `undone_by` (on a write) link a write to the undo that undid it; `bindings`
     says where each argument of an undo came from ({"booking": "$result.booking"}).
     """
@@ -80,6 +102,7 @@ class CallRow:
     bindings: dict[str, str] | None
     created: float
     finished: float | None
+    tries: int = 0
 
 
 @dataclass(frozen=True)
@@ -155,6 +178,7 @@ TABLES: tuple[Table, ...] = (
             "bindings": "json",
             "created": "real",
             "finished": "real",
+            "tries": "int",
         },
         ("session",),
     ),
@@ -175,6 +199,10 @@ TABLES: tuple[Table, ...] = (
 )
 
 TABLE_OF: dict[type, Table] = {table.row: table for table in TABLES}
+
+# Columns added after a table was first released: a backend adds them to a record made
+# before, each with this default for the rows already there.
+ADDED_COLUMNS: tuple[tuple[str, str, int], ...] = (("calls", "tries", 0),)
 
 Row = TypeVar("Row")
 

@@ -14,13 +14,14 @@ import os
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .base import Changes, SessionRecord
 from .schema import (
+    ADDED_COLUMNS,
     TABLE_OF,
     TABLES,
     CallRow,
@@ -33,6 +34,7 @@ from .schema import (
 )
 
 _SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "real": "REAL", "bool": "INTEGER", "json": "TEXT"}
+TABLE_OF_NAME = {table.name: table for table in TABLES}
 
 
 def ddl() -> list[str]:
@@ -71,6 +73,7 @@ class SQLiteStore:
             self._db.execute("BEGIN IMMEDIATE")
             for statement in ddl():
                 self._db.execute(statement)
+            self._add_missing_columns()
             self._db.execute("COMMIT")
 
     def load(self, session: str) -> SessionRecord | None:
@@ -99,6 +102,15 @@ class SQLiteStore:
             self._db.execute("COMMIT")
             self.commits += 1
 
+    def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
+        wanted = list(states)
+        if not wanted:
+            return []
+        marks = ", ".join("?" for _ in wanted)
+        sql = f'SELECT DISTINCT "session" FROM "runs" WHERE "state" IN ({marks}) ORDER BY 1'
+        with self._guard:
+            return [row[0] for row in self._db.execute(sql, wanted)]
+
     @contextmanager
     def lock(self, session: str) -> Iterator[None]:
         with self._guard:
@@ -125,6 +137,15 @@ class SQLiteStore:
     def close(self) -> None:
         with self._guard:
             self._db.close()
+
+    def _add_missing_columns(self) -> None:
+        for table, column, default in ADDED_COLUMNS:
+            present = {row[1] for row in self._db.execute(f'PRAGMA table_info("{table}")')}
+            if column not in present:
+                kind = _SQL_TYPES[TABLE_OF_NAME[table].kinds[column]]
+                self._db.execute(
+                    f'ALTER TABLE "{table}" ADD COLUMN "{column}" {kind} DEFAULT {int(default)}'
+                )
 
     def _select(
         self, row_type: type[Row], column: str, value: str, order: str | None = None
