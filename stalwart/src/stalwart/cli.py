@@ -1,21 +1,41 @@
 """The `stalwart` command: a thin layer over the library.
 
-`stalwart lint agent.yaml` prints the registration lints, one per line, and exits 0
-even when there are some (a lint fails nothing). A file that cannot be loaded exits 2
-with the ConfigError's message on stderr.
+- `stalwart lint agent.yaml` prints the registration lints, one per line, and exits 0
+  even when there are some (a lint fails nothing).
+- `stalwart resume agent.yaml` resumes every run its process left mid-way (a call or an
+  undo in flight), in every session of the file's agents, and prints one line per
+  session: `<session>: <state>: <reply or question>`.
+- `stalwart operator-undo agent.yaml SESSION` undoes the session's last run with the
+  operator token. The token is never an argument (a command line is visible to every
+  user of the machine and kept in shell histories): it is read from the environment
+  variable `--token-env` names, by default the one agent.yaml's `operator_token_env`
+  names, and asked for without echo when that variable is not set.
+
+A file that cannot be loaded exits 2 with the ConfigError's message on stderr; a wrong
+or missing operator token exits 3, and an undo that cannot be made exits 4, each with
+its message on stderr and nothing changed.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from stalwart.config import load_agent, load_project
-from stalwart.errors import ConfigError
+from stalwart.agent import Agent
+from stalwart.config import AgentConfig, load_agent, load_project
+from stalwart.errors import AnswerError, ConfigError, OperatorTokenError
 from stalwart.lints import lint_agent, lint_project
+from stalwart.texts import resumed_line
 
 EXIT_BAD_CONFIG = 2
+EXIT_BAD_TOKEN = 3
+EXIT_NOT_UNDONE = 4
+
+_CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 
 
 @click.group()
@@ -38,3 +58,65 @@ def lint(config: Path, agent_name: str | None) -> None:
         raise SystemExit(EXIT_BAD_CONFIG) from None
     for found in lints:
         click.echo(str(found))
+
+
+@main.command()
+@_CONFIG
+@click.option("--agent", "agent_name", default=None, help="Resume only this agent's runs.")
+def resume(config: Path, agent_name: str | None) -> None:
+    """Resume every run of CONFIG's agents that a stopped process left mid-way."""
+    with _agents(config, agent_name) as agents:
+        for agent in agents:
+            for session, reply in agent.resume_all():
+                click.echo(resumed_line(session, reply.state, reply.text))
+
+
+@main.command("operator-undo")
+@_CONFIG
+@click.argument("session")
+@click.option("--agent", "agent_name", default=None, help="The agent of the session.")
+@click.option(
+    "--token-env",
+    default=None,
+    metavar="NAME",
+    help="Read the operator token from this environment variable "
+    "(default: the one agent.yaml's operator_token_env names); asked for if it is unset.",
+)
+def operator_undo(
+    config: Path, session: str, agent_name: str | None, token_env: str | None
+) -> None:
+    """Undo SESSION's last run from outside it, with the operator token."""
+    with _agents(config, agent_name, one=True) as agents:
+        [agent] = agents
+        variable = token_env or agent.config.operator_token_env
+        token = os.environ.get(variable) if variable else None
+        if not token:
+            token = click.prompt("Operator token", hide_input=True, err=True, default="")
+        try:
+            reply = agent.operator_undo(session, token=token)
+        except OperatorTokenError as error:
+            click.echo(str(error), err=True)
+            raise SystemExit(EXIT_BAD_TOKEN) from None
+        except AnswerError as error:
+            click.echo(str(error), err=True)
+            raise SystemExit(EXIT_NOT_UNDONE) from None
+    click.echo(reply.text)
+
+
+@contextmanager
+def _agents(config: Path, agent_name: str | None, *, one: bool = False) -> Iterator[list[Agent]]:
+    """The file's agents (the one named; with `one`, the only one), closed after."""
+    try:
+        if agent_name is not None or one:
+            configs: list[AgentConfig] = [load_agent(config, agent_name)]
+        else:
+            configs = list(load_project(config).agents.values())
+    except ConfigError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    agents = [Agent(found) for found in configs]
+    try:
+        yield agents
+    finally:
+        for agent in agents:
+            agent.close()
