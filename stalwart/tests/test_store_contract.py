@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -19,6 +20,7 @@ import pytest
 from pg_fixtures import BACKENDS
 
 from stalwart.record import CallRow, Changes, MessageRow, RunRow, SessionRow, Store, open_store
+from stalwart.record.schema import ADDED_COLUMNS
 
 WAIT = 10.0  # a bound on waits that should end at once; reaching it fails the test
 
@@ -183,6 +185,48 @@ def test_another_process_commit_is_seen_here(location: str, opened: list) -> Non
     subprocess.run([sys.executable, "-c", script, location], check=True, timeout=60)
     record = store.load("s9")
     assert record is not None and record.session.user == "u-1"
+
+
+def test_sessions_with_runs_in_some_states_are_named_sorted(location: str, opened: list) -> None:
+    store = _open(location, opened)
+    rows = [("s3", "rolling_back"), ("s1", "waiting"), ("s2", "done"), ("s1", "rolling_back")]
+    store.commit(
+        Changes(
+            sessions=[_session(name) for name in ("s1", "s2", "s3")],
+            runs=[
+                replace(_run(session, number), state=state)
+                for number, (session, state) in enumerate(rows, 1)
+            ],
+        )
+    )
+    assert store.sessions_with_runs_in(["rolling_back", "waiting"]) == ["s1", "s3"]
+    assert store.sessions_with_runs_in(["done"]) == ["s2"]
+    assert store.sessions_with_runs_in([]) == []
+    assert store.sessions_with_runs_in(["stuck"]) == []
+
+
+@pytest.mark.parametrize(("table", "column", "default"), ADDED_COLUMNS)
+def test_a_record_made_before_a_column_was_added_gains_it(
+    location: str, opened: list, table: str, column: str, default: int
+) -> None:
+    first = _open(location, opened)
+    first.commit(Changes(sessions=[_session()], calls=[_call(1)]))
+    first.close()
+    opened.remove(first)
+    _drop_column(location, table, column)  # the record as an older stalwart left it
+    record = _open(location, opened).load("s1")
+    assert record is not None
+    assert getattr(record.calls[0], column) == default
+
+
+def _drop_column(location: str, table: str, column: str) -> None:
+    if location.startswith("postgresql://"):
+        with psycopg.connect(location, autocommit=True) as admin:
+            admin.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+        return
+    with sqlite3.connect(location) as database:
+        database.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+    database.close()
 
 
 def _try_lock_in_thread(store: Store, session: str) -> tuple[threading.Event, threading.Event]:
