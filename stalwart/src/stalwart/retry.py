@@ -25,7 +25,9 @@ caught a timeout and then raised a plain error of its own has said what happened
 The schedules:
 
 - a call (a read, or a write with `retry_safe=True`) whose failure is in doubt is tried
-  again under the same key, at most `CALL_RETRIES` (two) more times, at once;
+  again under the same key, at most `CALL_RETRIES` (two) more times, at once; a write
+  still in doubt after that goes to a person, as one not retry-safe does at once
+  (`after_call_failure`);
 - an undo that raises, in doubt or not, is tried again under its own key `UndoBackoff.retries`
   (three) more times, waiting `base_secs * factor ** (n - 1)` seconds after its n-th try.
 
@@ -108,13 +110,16 @@ class AfterFailure(enum.Enum):
 
 # The verdict on a failed call, as a table: (may it be sent again?, is its effect in
 # doubt?) -> what the run does while retries remain. A read or a retry-safe write may be
-# sent again; any other write may not. Past its retries, RETRY becomes FAIL.
+# sent again; any other write may not. Past its retries, RETRY becomes `PAST_RETRIES`.
 VERDICTS: dict[tuple[bool, bool], AfterFailure] = {
     (True, True): AfterFailure.RETRY,
     (False, True): AfterFailure.ASK,
     (True, False): AfterFailure.FAIL,
     (False, False): AfterFailure.FAIL,
 }
+# A call still in doubt after its last retry: a read has failed; whether a write took
+# effect is still unknown, so a person is asked. Keyed by "is it a write?".
+PAST_RETRIES: dict[bool, AfterFailure] = {False: AfterFailure.FAIL, True: AfterFailure.ASK}
 
 
 def after_call_failure(
@@ -123,14 +128,14 @@ def after_call_failure(
     """The verdict (`VERDICTS`) on a call that raised on its `tries`-th try (1 for the first).
 
     A read or a retry-safe write in doubt is retried while retries remain; a write that is
-    not retry-safe and in doubt is asked about; everything else, and a call in doubt past
-    its retries, fails.
+    not retry-safe and in doubt is asked about, and so is a retry-safe write still in
+    doubt past its retries; a read past its retries, and every failure not in doubt, fails.
     """
     if isinstance(tries, bool) or not isinstance(tries, int) or tries < 1:
         raise ValueError(f"tries counts from 1; got {tries!r}")
     verdict = VERDICTS[(not writes or retry_safe, in_doubt(error))]
     if verdict is AfterFailure.RETRY and tries > CALL_RETRIES:
-        return AfterFailure.FAIL
+        return PAST_RETRIES[writes]
     return verdict
 
 
