@@ -97,13 +97,17 @@ def ddl() -> list[str]:
             statements.append(
                 f'CREATE INDEX IF NOT EXISTS "{table.name}_{column}" ON "{table.name}" ("{column}")'
             )
-    for name, column, default in ADDED_COLUMNS:  # a record made before the column was
-        kind = next(t for t in TABLES if t.name == name).kinds[column]
-        statements.append(
-            f'ALTER TABLE "{name}" ADD COLUMN IF NOT EXISTS "{column}" {_SQL_TYPES[kind]} '
-            f"DEFAULT {int(default)}"
-        )
     return statements
+
+
+def added_column_ddl(table: str, column: str, default: int) -> str:
+    """ALTER statement giving a record made before `column` was added that column."""
+    kind = next(t for t in TABLES if t.name == table).kinds[column]
+    literal = ("true" if default else "false") if kind == "bool" else str(int(default))
+    return (
+        f'ALTER TABLE "{table}" ADD COLUMN IF NOT EXISTS "{column}" {_SQL_TYPES[kind]} '
+        f"DEFAULT {literal}"
+    )
 
 
 def session_lock_key(session: str) -> int:
@@ -131,6 +135,16 @@ class PostgresStore:
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
             for statement in ddl():
                 connection.execute(statement)
+            present = set(
+                connection.execute(
+                    "SELECT table_name, column_name FROM information_schema.columns "
+                    "WHERE table_schema = current_schema()"
+                ).fetchall()
+            )
+            for table, column, default in ADDED_COLUMNS:
+                # Only when missing: ALTER TABLE locks the table against every worker.
+                if (table, column) not in present:
+                    connection.execute(added_column_ddl(table, column, default))
 
     def load(self, session: str) -> SessionRecord | None:
         found: dict[type, list[dict[str, Any]]] = {}
