@@ -15,6 +15,7 @@ from radian.arc import commands
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.gate import GateVerifier
+from radian.arc.gate.conflict import integration_lock
 from radian.arc.gate.jobs import build_job
 from radian.arc.gate.pipeline import run_gate
 from radian.arc.gate.verdict import all_verdicts
@@ -155,3 +156,28 @@ def test_a_gate_that_cannot_start_leaves_a_gate_error_for_the_lead(
         "the gate could not run: ArcError: t has no head_sha to verify"
     ]
     assert str(task(world, "t").state) == "review.rework_pending"
+
+
+def test_integrations_wait_for_each_other_and_stop_ends_the_wait(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    scenario = {"t": {"default": {"files": {"src/calc/ops.py": OPS_WITH_DOUBLE}}}}
+    write_arc_config(world, worker_args(world, scenario), stages=())
+    add_plan(world, clock, ["t"])
+    store = ArcStore(world.repo)
+    config = load_config(world.repo)
+    Loop(store, config, clock, echo=lambda line: None).run()
+    main_before = world.main_sha()
+
+    other_integration = integration_lock(world.repo)
+    other_integration.acquire()  # another process is integrating
+    try:
+        verifier = GateVerifier(store, config, clock)
+        verifier.start("t", "001")
+        time.sleep(1.0)  # the gate is waiting for the lock, not pushing
+        assert world.main_sha() == main_before
+        verifier.stop()
+    finally:
+        other_integration.release()
+    assert str(task(world, "t").state) == "review.verifying"
+    assert world.main_sha() == main_before

@@ -14,19 +14,37 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from filelock import Timeout
+
 from radian.arc import git
 from radian.arc.gate import texts
 from radian.arc.gate.commands import run_commands
 from radian.arc.gate.conflict import check_conflict, fetch_target, integration_lock, remote_lock
+from radian.arc.gate.process import StopRequested
 from radian.arc.gate.stage import GateJob, StageResult, failed, passed
 from radian.arc.gate.verdict import GATE_ERROR, TARGET_MOVED
 
 ROUNDS = 2  # the first try, and one more after a push rejected for a moved target
 
 
+# How often a gate waiting for another integration looks at its stop event.
+_LOCK_POLL_SECS = 0.2
+
+
 def run_integration(job: GateJob, *, worktree: Path, log_path: Path) -> StageResult:
-    with integration_lock(job.repo_root):
+    lock = integration_lock(job.repo_root)
+    while True:
+        if job.stop.is_set():
+            raise StopRequested("waiting for another integration")
+        try:
+            lock.acquire(timeout=_LOCK_POLL_SECS)
+            break
+        except Timeout:
+            continue
+    try:
         return _integrate(job, worktree=worktree, log_path=log_path)
+    finally:
+        lock.release()
 
 
 def _integrate(job: GateJob, *, worktree: Path, log_path: Path) -> StageResult:
