@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -129,3 +131,15 @@ def test_a_failed_load_inside_the_lock_leaves_the_lock_usable(
         admin.execute('ALTER TABLE "messages_away" RENAME TO "messages"')
         pg_store.commit(Changes(sessions=[SessionRow("s1", "u", "desk", 1.0)]))
         assert pg_store.load("s1") is not None
+
+
+def test_without_psycopg_a_postgres_record_says_which_extra_to_install() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['psycopg'] = None  # as if it were not installed\n"
+        "from stalwart.record import open_store\n"
+        "open_store('postgresql://postgres@127.0.0.1:1/none')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "pip install 'stalwart[postgres]'" in done.stderr

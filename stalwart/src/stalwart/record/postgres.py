@@ -32,10 +32,15 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import psycopg
-from psycopg import errors
-from psycopg.pq import TransactionStatus
-from psycopg.rows import dict_row
+try:
+    import psycopg
+    from psycopg import errors
+    from psycopg.pq import TransactionStatus
+    from psycopg.rows import dict_row
+except ImportError as missing:  # psycopg comes with the extra, not with stalwart itself
+    raise ImportError(
+        "a postgresql:// record needs psycopg 3: pip install 'stalwart[postgres]'"
+    ) from missing
 
 from .base import Changes, SessionBusy, SessionRecord
 from .schema import (
