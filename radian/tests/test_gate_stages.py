@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -108,12 +109,14 @@ def test_failing_command_stops_the_gate_with_command_failed(world: GitWorld) -> 
 
 
 def test_a_command_past_its_timeout_is_killed_with_reason_timeout(world: GitWorld) -> None:
-    head = add_double(world)
-    sleeper = f"{sys.executable} -c 'import time; time.sleep(30)'"
-    gate = run(gate_job(world, "double", head, commands_toml(run=sleeper, timeout=0.5)))
+    slow_check = "import time\n\n\ndef test_slow():\n    time.sleep(60)\n"
+    head = world.task_commit("slow", {"tests/check_slow.py": slow_check})
+    started = time.monotonic()
+    gate = run(gate_job(world, "slow", head, commands_toml(timeout=1.5)))
 
     assert gate.failure is not None and gate.failure.reason == "timeout"
-    assert gate.failure.detail == f"`{sleeper}` timed out after 0.5s"
+    assert gate.failure.detail == f"`{PYTEST}` timed out after 1.5s"
+    assert time.monotonic() - started < 30  # pytest was killed, not waited for
 
 
 def test_a_conflict_with_main_fails_the_first_stage_with_the_paths(world: GitWorld) -> None:
