@@ -166,7 +166,7 @@ def _start(server: PostgresServer, durable: bool) -> None:
 def _run(server: PostgresServer, program: str, *args: str) -> None:
     command = [str(server.bin_dir / program), *args]
     if server.run_as is not None:
-        command = ["runuser", "-u", server.run_as, "--", *command]
+        command = [_runuser() or "runuser", "-u", server.run_as, "--", *command]
     try:
         done = subprocess.run(
             command, cwd=server.root, capture_output=True, text=True, timeout=60, check=False
@@ -192,9 +192,17 @@ def _server_user() -> str | None:
         raise PostgresUnavailable(
             f"running as root, and there is no {SERVER_USER!r} user to run initdb as"
         ) from error
-    if shutil.which("runuser") is None:
+    if _runuser() is None:
         raise PostgresUnavailable("running as root, and runuser is not installed")
     return SERVER_USER
+
+
+def _runuser() -> str | None:
+    # root's PATH usually has sbin, but a CI environment's may not
+    found = shutil.which("runuser")
+    candidates = [found] if found else []
+    candidates += ["/usr/sbin/runuser", "/sbin/runuser"]
+    return next((path for path in candidates if os.access(path, os.X_OK)), None)
 
 
 def _free_port() -> int:
