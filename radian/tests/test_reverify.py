@@ -23,7 +23,10 @@ from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.errors import ArcError
 from radian.arc.gate import reverify_by_hand
-from radian.arc.gate.reverify import reverified_pairs
+from radian.arc.gate.apply import rework_reason_for
+from radian.arc.gate.reverify import auto_reverify_candidates, reverified_pairs
+from radian.arc.gate.verdict import Verdict, write_verdict
+from radian.arc.states import State
 from radian.arc.store import ArcStore
 
 BROKEN_CHECK = "def test_main_is_broken():\n    assert False\n"
@@ -199,3 +202,34 @@ def test_the_reverify_command_line(world: GitWorld, clock: FakeClock) -> None:
     missing = subprocess.run([str(radian), "arc", "--repo", str(world.repo), "reverify", "nope"],
                              capture_output=True, text=True, check=False)  # fmt: skip
     assert missing.returncode == 1 and "no task named 'nope'" in missing.stderr
+
+
+def test_only_the_last_attempts_own_tree_failure_is_a_candidate(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    store = ArcStore(tmp_path)
+    commands.add_plan(store, "p")
+    commands.add_task(store, clock, "p", "t", "# t\n")
+    failure = Verdict(task="t", attempt_id="001", stage="commands", passed=False,
+                      reason="command_failed", detail="`make` exited 2", main_sha="a" * 40,
+                      head_sha="b" * 40, seq=1)  # fmt: skip
+    write_verdict(store.task_dir("t"), failure)
+    task_record = store.load_task("t")
+    task_record.state = State.REWORK_PENDING
+    task_record.last_attempt_id = "001"
+    task_record.rework_reason = rework_reason_for(failure)
+    store.save_task(task_record)
+    config = load_config(tmp_path)
+    assert [v.reason for _, v in auto_reverify_candidates(store, config)] == ["command_failed"]
+
+    # A later attempt whose delivery check failed: not the gate's failure any more.
+    task_record.last_attempt_id = "002"
+    task_record.rework_reason = "not_pushed"
+    store.save_task(task_record)
+    assert auto_reverify_candidates(store, config) == []
+
+    # The lead's note replaced arc's reason: arc leaves the task to the lead.
+    task_record.last_attempt_id = "001"
+    task_record.rework_reason = "rejected: the approach is wrong"
+    store.save_task(task_record)
+    assert auto_reverify_candidates(store, config) == []
