@@ -146,7 +146,10 @@ def reverify_started(task: str, attempt_id: str) -> str:
 
 
 def cannot_reverify(task: str, state: str) -> str:
-    return f"{task} is {state}: reverify applies to a review.rework_pending task"
+    return (
+        f"{task} is {state}: reverify applies to a review.rework_pending (or todo.ready) "
+        "task that has delivered a head"
+    )
 
 
 def gate_running(task: str) -> str:
