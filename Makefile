@@ -17,6 +17,7 @@ $(STAMP): stalwart/pyproject.toml radian/pyproject.toml
 demo: setup
 	cd stalwart/examples/shop && ../../../$(PY) run.py
 	$(PY) radian/examples/demo.py
+	$(PY) radian/examples/gate_demo.py
 
 test: setup
 	$(PY) -m pytest stalwart/tests
