@@ -19,7 +19,8 @@ PAYLOAD = "x" * 64
 
 
 class Floor(Protocol):
-    name: str
+    label: str  # a few words
+    name: str  # what exactly is measured
 
     def commit(self, commits: int) -> float:
         """Make `commits` durable commits; return the seconds they took."""
@@ -29,6 +30,7 @@ class Floor(Protocol):
 
 
 class SQLiteFloor:
+    label = "raw sqlite3"
     name = "raw sqlite3, WAL, synchronous=FULL, one row per fsync'd commit, same folder"
 
     def __init__(self, folder: Path) -> None:
@@ -52,6 +54,7 @@ class SQLiteFloor:
 
 
 class PostgresFloor:
+    label = "raw psycopg"
     name = "raw psycopg, one INSERT per durable autocommit, same PostgreSQL server"
 
     def __init__(self, url: str) -> None:

@@ -16,8 +16,9 @@ class Measured:
     commits: int  # counted by the store over every run
     step_commits: int  # of those, the ones made while answering confirmations (not the turn)
     write_steps: int  # writes and undos sent, counted from the record over every run
-    floor_secs: float  # the same number of commits, raw
+    floor_secs: float  # the same number of commits, raw, on the same backend
     floor_name: str
+    other_floors: tuple[tuple[str, float], ...] = ()  # (label, seconds): raw sqlite3 beside PG
 
     @property
     def runs(self) -> int:
@@ -52,7 +53,7 @@ class Measured:
     @property
     def times_floor(self) -> float:
         """The whole run's mean time over the floor's, per run."""
-        return sum(self.seconds_per_run) / self.floor_secs if self.floor_secs else float("nan")
+        return _times(sum(self.seconds_per_run), self.floor_secs)
 
 
 COLUMNS = (
@@ -88,6 +89,13 @@ def notes(rows: list[Measured]) -> str:
     for floor_name in dict.fromkeys(row.floor_name for row in rows):
         lines.append(f"floor: {floor_name}")
     for row in rows:
+        for label, secs in row.other_floors:
+            times = _times(sum(row.seconds_per_run), secs)
+            lines.append(
+                f"{row.backend} {row.scenario} against the {label} floor: "
+                f"{secs / row.runs * 1000:.2f} ms/run, x {times:.2f}"
+            )
+    for row in rows:
         per_step = "ok" if row.commits_per_write_step <= 2 else "OVER 2"
         floor = "ok" if row.times_floor <= 1.5 else "OVER 1.5"
         lines.append(
@@ -95,3 +103,7 @@ def notes(rows: list[Measured]) -> str:
             f"whole run <= 1.5 x floor: {floor}"
         )
     return "\n".join(lines)
+
+
+def _times(seconds: float, floor_secs: float) -> float:
+    return seconds / floor_secs if floor_secs else float("nan")

@@ -83,9 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         with _record(backend) as opened:
             if opened is None:
                 continue
-            store, floor = opened
+            store, floors = opened
             for scenario in SCENARIOS:
-                rows.append(_measure(backend, scenario, store, options.runs, floor))
+                rows.append(_measure(backend, scenario, store, options.runs, floors))
                 print(f"  measured {backend} {scenario.name}", flush=True)
     print(table(rows))
     print(notes(rows))
@@ -93,19 +93,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 @contextmanager
-def _record(backend: str) -> Iterator[tuple[Store, Floor] | None]:
-    """A fresh record on the backend, with its floor; None (said why) if it cannot run."""
+def _record(backend: str) -> Iterator[tuple[Store, list[Floor]] | None]:
+    """A fresh record on the backend, with its floors (its own raw commits first, then raw
+    sqlite3's); None, with the reason printed, when it cannot run."""
     with tempfile.TemporaryDirectory(prefix="stalwart-bench-") as folder:
         if backend == "sqlite":
-            store, floor = (
-                open_store(str(Path(folder) / "record.sqlite")),
-                SQLiteFloor(Path(folder)),
-            )
+            store = open_store(str(Path(folder) / "record.sqlite"))
+            floors: list[Floor] = [SQLiteFloor(Path(folder))]
             try:
-                yield store, floor
+                yield store, floors
             finally:
                 store.close()
-                floor.close()
+                for floor in floors:
+                    floor.close()
             return
         from pgserver import PostgresUnavailable, start_postgres
 
@@ -116,17 +116,21 @@ def _record(backend: str) -> Iterator[tuple[Store, Floor] | None]:
             yield None
             return
         try:
-            store, floor = open_store(server.url()), PostgresFloor(server.url())
+            store = open_store(server.url())
+            floors = [PostgresFloor(server.url()), SQLiteFloor(Path(folder))]
             try:
-                yield store, floor
+                yield store, floors
             finally:
                 store.close()
-                floor.close()
+                for floor in floors:
+                    floor.close()
         finally:
             server.stop()
 
 
-def _measure(backend: str, scenario: Scenario, store: Store, runs: int, floor: Floor) -> Measured:
+def _measure(
+    backend: str, scenario: Scenario, store: Store, runs: int, floors: list[Floor]
+) -> Measured:
     desk = Agent.from_file(SHOP / "agent.yaml", store=store)
     from shop.tools import CALLS  # importable once Agent.from_file put the shop on sys.path
 
@@ -136,7 +140,7 @@ def _measure(backend: str, scenario: Scenario, store: Store, runs: int, floor: F
         CALLS.clear()
     seconds: list[float] = []
     commits = step_commits = 0
-    floor_secs = 0.0
+    floor_secs = [0.0] * len(floors)
     users = [f"{backend}-{slug}-{number}" for number in range(runs)]
     for user in users:
         before = store.commits
@@ -146,7 +150,8 @@ def _measure(backend: str, scenario: Scenario, store: Store, runs: int, floor: F
         made = store.commits - before
         commits += made
         step_commits += made - turn_commits
-        floor_secs += floor.commit(made)  # right after the run, under the same disk weather
+        for number, floor in enumerate(floors):  # right after the run: the same disk weather
+            floor_secs[number] += floor.commit(made)
         CALLS.clear()
     write_steps = sum(
         1
@@ -161,8 +166,11 @@ def _measure(backend: str, scenario: Scenario, store: Store, runs: int, floor: F
         commits=commits,
         step_commits=step_commits,
         write_steps=write_steps,
-        floor_secs=floor_secs,
-        floor_name=floor.name,
+        floor_secs=floor_secs[0],
+        floor_name=floors[0].name,
+        other_floors=tuple(
+            (floor.label, secs) for floor, secs in zip(floors[1:], floor_secs[1:], strict=True)
+        ),
     )
 
 
