@@ -15,7 +15,7 @@ by `PLAN[tool]` (in-process) or by files beside the module (across processes):
 Files: `block-<tool>` makes a send touch `started-<tool>` and wait until the process is
 killed; `fail-<tool>` makes a send raise RuntimeError. Every send appends
 "<tool> <key> <try>" to `keys.log`; `APPLIED` maps each key the service acted on to
-its answer, as a real idempotent service keeps it.
+its answer, as a real idempotent service keeps it, and `DONE` lists each effect once.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ HERE = Path(__file__).parent
 CALLS = []  # (tool, key, try number) of every send, in order
 PLAN = {}  # tool -> what its next sends do
 APPLIED = {}  # key -> answer: what the service did, once per key
+DONE = []  # (tool, key, answer) of every effect the service had, in order
 KEY_PARAMS = []  # the idempotency_key parameter charge_card was given
 FAIL = set()
 
@@ -62,6 +63,8 @@ def _serve(name, answer):
         raise RuntimeError(f"{name} is down")
     if behaviour == "crash":
         raise SimulatedCrash(name)
+    if call.key not in APPLIED:
+        DONE.append((name, call.key, answer))
     done = APPLIED.setdefault(call.key, answer)
     if behaviour == "lost":
         raise TimeoutError(f"{name}: the answer was lost")

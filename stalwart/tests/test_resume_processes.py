@@ -33,13 +33,15 @@ from stalwart import Agent, AnswerError
 agent = Agent.from_file(sys.argv[1])
 what, user = sys.argv[2], sys.argv[3]
 go = Path(sys.argv[1]).with_name("go")
+asked = None
 if what == "race":
+    asked = agent.pending(user).waiting[0]  # the question this worker was shown
     go.with_name(f"ready-{os.getpid()}").touch()
     while not go.exists():
         time.sleep(0.005)
 try:
     if what in ("confirm", "race"):
-        reply = agent.confirm(user, "approve")
+        reply = agent.confirm(user, "approve", question=asked)
     elif what == "answer":
         reply = agent.answer(user, sys.argv[4])
     else:
@@ -166,12 +168,12 @@ def record(request: pytest.FixtureRequest) -> str:
     return "record.sqlite"
 
 
-def test_workers_racing_to_confirm_one_question_run_the_tool_once(
+def test_workers_racing_to_approve_one_question_run_the_tool_once_and_approve_nothing_else(
     tmp_path: Path, record: str
 ) -> None:
     project = write_service_project(tmp_path, record=record)
     with project.agent() as agent:
-        agent.chat(turn(("book_slot", 1)), user="u")
+        agent.chat(turn(("book_slot", 1), ("charge_card", 2)), user="u")
     workers = [_worker(project.yaml, "race", "u") for _ in range(4)]
     deadline = time.monotonic() + WAIT
     while len(list(tmp_path.glob("ready-*"))) < len(workers):  # all at the barrier
@@ -180,11 +182,13 @@ def test_workers_racing_to_confirm_one_question_run_the_tool_once(
     (tmp_path / "go").touch()
     results = [_finish(worker) for worker in workers]
 
-    done = [r for r in results if "state" in r]
-    assert len(done) == 1 and done[0]["state"] == "done"
-    assert (
-        sorted(r["error"] for r in results if "error" in r)
-        == ["Nothing in session 'u' waits for an answer."] * 3
-    )
+    advanced = [r for r in results if "state" in r]
+    assert advanced == [
+        {"state": "waiting", "text": "Run charge_card(order=2)?", "waiting": ["confirm"]}
+    ]
+    assert [r["error"] for r in results if "error" in r] == [
+        "The question answered ('Run book_slot(order=1)?') no longer waits; another answer "
+        "came first. Waiting now: 'Run charge_card(order=2)?'."
+    ] * 3, "no racer's approval of book_slot approved charge_card"
     assert [tool for tool, _, _ in keys_log(tmp_path)] == ["book_slot"]
     assert _statuses(project.yaml) == [("book_slot", "ran", 1)]

@@ -37,9 +37,7 @@ def test_the_table_allows_exactly_its_transitions() -> None:
                     transition(state.value, event)
 
 
-def test_ended_states_lead_nowhere_but_to_an_operators_undo_and_every_state_is_reachable() -> (
-    None
-):
+def test_ended_states_lead_nowhere_but_to_an_operators_undo_and_every_state_is_reachable() -> None:
     assert {key[1] for key in TRANSITIONS if key[0] in ENDED} == {Event.OPERATOR_UNDO}
     reached, frontier = {State.NEW}, [State.NEW]
     while frontier:

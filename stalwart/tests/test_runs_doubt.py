@@ -343,3 +343,16 @@ def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(tmp_path: P
     assert list(module.APPLIED).count(undo_key) == 1
     undo = [c for c in third.record("u") if c.kind == "undo"][0]
     assert (undo.status, undo.tries, undo.key) == ("ran", 2, undo_key)
+
+
+def test_an_answer_meant_for_a_question_that_moved_on_is_refused(tmp_path: Path) -> None:
+    project = write_service_project(tmp_path)
+    first, second = project.agent(clock=FakeClock()), project.agent(clock=FakeClock())
+    shown = first.chat(turn(("book_slot", 1), ("charge_card", 2)), user="u").waiting[0]
+    assert second.confirm("u", "approve", question=shown).waiting[0].tool == "charge_card"
+    before = first.store.load("u")
+    with pytest.raises(AnswerError, match="no longer waits; another answer came first"):
+        first.confirm("u", "approve", question=shown)
+    assert first.store.load("u") == before
+    for opened in project.agents:
+        opened.close()

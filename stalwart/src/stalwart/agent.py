@@ -135,13 +135,33 @@ class Agent:
                 run = runs.start(ledger, self._agentry, turn, steps)
             return _reply(ledger, run)
 
-    def confirm(self, user: str, answer: str, *, session: str | None = None) -> Reply:
-        """Answer the confirmation at the head of the session's questions."""
-        return self._answer(user, answer, session, only_confirm=True)
+    def confirm(
+        self,
+        user: str,
+        answer: str,
+        *,
+        session: str | None = None,
+        question: Waiting | None = None,
+    ) -> Reply:
+        """Answer the confirmation at the head of the session's questions.
 
-    def answer(self, user: str, answer: str, *, session: str | None = None) -> Reply:
+        With `question=` (a Waiting the caller was shown), the answer is taken only if
+        that question still waits; otherwise AnswerError, and nothing changes. Workers
+        racing on one session use it so an answer meant for one question never answers
+        the next.
+        """
+        return self._answer(user, answer, session, question, only_confirm=True)
+
+    def answer(
+        self,
+        user: str,
+        answer: str,
+        *,
+        session: str | None = None,
+        question: Waiting | None = None,
+    ) -> Reply:
         """Answer whatever question heads the session's questions, of any kind."""
-        return self._answer(user, answer, session, only_confirm=False)
+        return self._answer(user, answer, session, question, only_confirm=False)
 
     def pending(self, user: str, *, session: str | None = None) -> Reply | None:
         """Where the session's latest run stands, as a Reply; None for a new session.
@@ -287,7 +307,15 @@ class Agent:
 
     # --- inside ---
 
-    def _answer(self, user: str, answer: str, session: str | None, *, only_confirm: bool) -> Reply:
+    def _answer(
+        self,
+        user: str,
+        answer: str,
+        session: str | None,
+        expected: Waiting | None,
+        *,
+        only_confirm: bool,
+    ) -> Reply:
         given = answer.strip().lower() if isinstance(answer, str) else answer
         with self._session(user, session, answering=True) as ledger:
             run = ledger.latest_run()
@@ -295,6 +323,9 @@ class Agent:
                 ledger.commit()  # what resuming it did stays, though the answer is refused
                 raise AnswerError(texts.nothing_waiting(ledger.session.session))
             waiting = Waiting.from_record(run.question)
+            if expected is not None and _asked(expected) != _asked(waiting):
+                ledger.commit()
+                raise AnswerError(texts.question_moved_on(expected.text, waiting.text))
             if only_confirm and waiting.kind != "confirm":
                 ledger.commit()
                 raise AnswerError(texts.not_a_confirmation(waiting.kind))
@@ -348,6 +379,11 @@ class Agent:
 
 
 _PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})
+
+
+def _asked(waiting: Waiting) -> tuple[str, str, int, str | None]:
+    """What identifies a question: its run, kind, step and call."""
+    return (waiting.run, waiting.kind, waiting.step, waiting.call)
 
 
 def _reply(ledger: Ledger, run: RunRow) -> Reply:

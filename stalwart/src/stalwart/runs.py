@@ -408,6 +408,9 @@ def _try_call(ledger: Ledger, agentry: Agentry, run: RunRow, call: CallRow) -> R
     """
     spec = agentry.tools[call.tool]
     args = typed_args(spec, call.args)
+    # A try sent before this one (retried, or left in flight by a stopped process) may
+    # have taken effect; a later try failing plainly does not settle that.
+    earlier_in_doubt = call.tries > 0
     while True:
         call = ledger.put_call(replace(call, status=CallStatus.IN_FLIGHT, tries=call.tries + 1))
         ledger.commit()
@@ -420,12 +423,14 @@ def _try_call(ledger: Ledger, agentry: Agentry, run: RunRow, call: CallRow) -> R
             )
             if verdict is AfterFailure.RETRY:
                 call = ledger.put_call(replace(call, error=render_error(error)))
+                earlier_in_doubt = True
                 continue
             ledger.add_message(
                 "tool", texts.memory_error(type(error).__name__, str(error)), run.run_id
             )
-            if spec.writes and in_doubt(error):
-                # Not retry-safe, or still in doubt after its retries: nobody knows.
+            if spec.writes and (earlier_in_doubt or in_doubt(error)):
+                # Not retry-safe, or still in doubt after its retries, or an earlier try
+                # is in doubt: nobody knows whether it took effect.
                 call = ledger.put_call(replace(call, error=render_error(error)))
                 return _ask_outcome(ledger, run, call, stopped=False)
             ledger.put_call(_finish(ledger, call, CallStatus.FAILED, error=render_error(error)))

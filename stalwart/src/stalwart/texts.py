@@ -253,6 +253,13 @@ def not_a_confirmation(kind: str) -> str:
     return f"The question waiting is of kind {kind!r}, not a confirmation; use answer()."
 
 
+def question_moved_on(asked: str, waiting: str) -> str:
+    return (
+        f"The question answered ({asked!r}) no longer waits; another answer came first. "
+        f"Waiting now: {waiting!r}."
+    )
+
+
 def not_your_session(user: str, session: str) -> str:
     return f"User {user!r} cannot act on session {session!r}: another user started it."
 
