@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -141,7 +140,10 @@ def test_every_write_is_settled_exactly_once_whatever_fails_crashes_or_is_answer
         undo_call = by_key[key]
         write = record[undo_call.undoes or ""]
         assert write.key is not None
-        assert write.tool == ("charge_card" if tool == "refund_card" else "book_slot")
+        if tool == "refund_card":  # it refunds the very charge that write made
+            assert (write.tool, answer["refunded"]) == ("charge_card", "ch-" + write.key[:8])
+        else:
+            assert (write.tool, answer["freed"]) == ("book_slot", f"s-{write.args['order']}")
         undone_orders.append((write.tool, write.args["order"]))
     assert len(undone_orders) == len(set(undone_orders)), "a write was undone twice"
 
