@@ -17,6 +17,7 @@ benchmark asks for `durable=True`, the server's own defaults, so a commit is fsy
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import re
@@ -76,9 +77,11 @@ class PostgresServer:
             return
         self._stopped = True
         try:
-            _run(self, "pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop")
-        except PostgresUnavailable:
-            _run(self, "pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop")
+            if (self.data_dir / "postmaster.pid").exists():  # else it never started
+                try:
+                    _run(self, "pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop")
+                except PostgresUnavailable:
+                    _run(self, "pg_ctl", "-D", str(self.data_dir), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -137,7 +140,8 @@ def start_postgres(*, durable: bool = False, database: str = "stalwart_test") ->
         _start(server, durable)
         server.create_database(database)
     except BaseException:
-        server.stop()
+        with contextlib.suppress(PostgresUnavailable):  # the first failure is the one to tell
+            server.stop()
         raise
     server.started_in_secs = time.monotonic() - began
     return server

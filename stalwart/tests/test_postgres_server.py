@@ -94,3 +94,11 @@ def test_in_ci_without_a_server_the_tests_fail(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "CI is set, so PostgreSQL tests never skip" in done.stdout
     assert "skipped" not in done.stdout
+
+
+def test_stopping_a_server_that_never_started_only_removes_its_folder(tmp_path: Path) -> None:
+    root = tmp_path / "never-started"
+    (root / "data").mkdir(parents=True)
+    bin_dir = find_bin_dir() or tmp_path
+    PostgresServer(bin_dir=bin_dir, root=root, port=1, run_as=None, database="x").stop()
+    assert not root.exists()
