@@ -1,7 +1,8 @@
 """Keys, retries, outcomes nobody knows, undos that fail, and the answers a person gives.
 
-Every test runs real runs of the service's tools (tests/service.py) on a real SQLite
-record; failures are scripted per send, and time is a FakeClock.
+Every test runs real runs of the service's tools (tests/service.py) on a real record
+(the `shop` tests on SQLite and on PostgreSQL); failures are scripted per send, and
+time is a FakeClock.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import Project
+from pg_fixtures import BACKENDS
 from service import turn, write_service_project
 
 from stalwart import (
@@ -23,15 +25,17 @@ from stalwart import (
     current_call,
 )
 from stalwart.keys import idempotency_key
+from stalwart.record import Store
 from stalwart.retry import UndoBackoff
 
 Shop = tuple[Project, Agent, Any]
 
 
 @pytest.fixture
-def shop(tmp_path: Path, clock: FakeClock) -> Iterator[Shop]:
+def shop(tmp_path: Path, clock: FakeClock, store: Store) -> Iterator[Shop]:
+    """The service's agent on a fresh record, once per backend (SQLite, PostgreSQL)."""
     project = write_service_project(tmp_path)
-    agent = project.agent(clock=clock)
+    agent = project.agent(clock=clock, store=store)
     yield project, agent, project.module
     for opened in project.agents:
         opened.close()
@@ -314,8 +318,18 @@ def test_the_undo_schedule_is_configurable(tmp_path: Path) -> None:
 # --- the same key across a retry, a resume and a re-sent undo ---
 
 
-def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(tmp_path: Path) -> None:
-    project = write_service_project(tmp_path)
+@pytest.fixture(params=BACKENDS)
+def record(request: pytest.FixtureRequest) -> str:
+    """agent.yaml's record: a SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return "record.sqlite"
+
+
+def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
     first = project.agent(clock=FakeClock())
     module = project.module
     assert module is not None
@@ -343,10 +357,14 @@ def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(tmp_path: P
     assert list(module.APPLIED).count(undo_key) == 1
     undo = [c for c in third.record("u") if c.kind == "undo"][0]
     assert (undo.status, undo.tries, undo.key) == ("ran", 2, undo_key)
+    for opened in project.agents:
+        opened.close()
 
 
-def test_an_answer_meant_for_a_question_that_moved_on_is_refused(tmp_path: Path) -> None:
-    project = write_service_project(tmp_path)
+def test_an_answer_meant_for_a_question_that_moved_on_is_refused(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
     first, second = project.agent(clock=FakeClock()), project.agent(clock=FakeClock())
     shown = first.chat(turn(("book_slot", 1), ("charge_card", 2)), user="u").waiting[0]
     assert second.confirm("u", "approve", question=shown).waiting[0].tool == "charge_card"
