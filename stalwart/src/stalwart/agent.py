@@ -122,7 +122,6 @@ class Agent:
         with self._session(user, session) as ledger:
             latest = ledger.latest_run()
             if latest is not None and latest.state in runs.ASKING:
-                ledger.commit()  # what resuming it did stays, though the turn is refused
                 question = (latest.question or {}).get("text", "")
                 raise QuestionPending(texts.question_pending(ledger.session.session, question))
             if unread:
@@ -320,17 +319,13 @@ class Agent:
         with self._session(user, session, answering=True) as ledger:
             run = ledger.latest_run()
             if run is None or run.state not in runs.ASKING or run.question is None:
-                ledger.commit()  # what resuming it did stays, though the answer is refused
                 raise AnswerError(texts.nothing_waiting(ledger.session.session))
             waiting = Waiting.from_record(run.question)
             if expected is not None and _asked(expected) != _asked(waiting):
-                ledger.commit()
                 raise AnswerError(texts.question_moved_on(expected.text, waiting.text))
             if only_confirm and waiting.kind != "confirm":
-                ledger.commit()
                 raise AnswerError(texts.not_a_confirmation(waiting.kind))
             if given not in waiting.answers:
-                ledger.commit()
                 raise AnswerError(texts.not_an_answer(str(answer), waiting.answers))
             run = runs.answer(ledger, self._agentry, run, given)
             return _reply(ledger, run)
