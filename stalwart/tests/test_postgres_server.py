@@ -20,9 +20,11 @@ TESTS = Path(__file__).parent
 def test_the_session_server_serves_its_url(pg_server: PostgresServer) -> None:
     assert pg_server.url() == f"postgresql://postgres@127.0.0.1:{pg_server.port}/stalwart_test"
     with psycopg.connect(pg_server.url()) as connection:
-        version, fsync = connection.execute(
+        row = connection.execute(
             "SELECT current_setting('server_version_num')::int, current_setting('fsync')"
         ).fetchone()
+    assert row is not None
+    version, fsync = row
     assert version >= 150000
     assert fsync == "off"  # nothing of a test server outlives the run
     assert pg_server.started_in_secs < 15

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ TURN = (
 )
 
 
-def _worker(url: str, what: str, text: str) -> dict:
+def _worker(url: str, what: str, text: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", STEP, str(SHOP), url, what, "u-17", text],
         capture_output=True,
@@ -51,7 +52,8 @@ def _worker(url: str, what: str, text: str) -> dict:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    shown: dict[str, Any] = json.loads(done.stdout)
+    return shown
 
 
 def test_the_failed_order_goes_on_across_worker_processes(pg_url: str) -> None:

@@ -97,7 +97,9 @@ def _message(seq: int, session: str = "s1", rewound: bool = False) -> MessageRow
     return MessageRow(session, seq, "user", f"message {seq}", None, rewound)
 
 
-def test_json_values_come_back_equal_with_their_key_order(location: str, opened: list) -> None:
+def test_json_values_come_back_equal_with_their_key_order(
+    location: str, opened: list[Store]
+) -> None:
     result = {
         "zeta": 1,
         "alpha": [1.5, -0.1, 10**15, None, True, "ünïcødé ✓"],
@@ -114,7 +116,7 @@ def test_json_values_come_back_equal_with_their_key_order(location: str, opened:
     assert record.session.created == 1_800_000_000.25
 
 
-def test_rows_load_in_their_order_and_bools_are_bools(location: str, opened: list) -> None:
+def test_rows_load_in_their_order_and_bools_are_bools(location: str, opened: list[Store]) -> None:
     store = _open(location, opened)
     store.commit(
         Changes(
@@ -132,7 +134,9 @@ def test_rows_load_in_their_order_and_bools_are_bools(location: str, opened: lis
     assert all(type(m.rewound) is bool for m in record.messages)
 
 
-def test_a_failing_commit_writes_nothing_and_does_not_count(location: str, opened: list) -> None:
+def test_a_failing_commit_writes_nothing_and_does_not_count(
+    location: str, opened: list[Store]
+) -> None:
     store = _open(location, opened)
     store.commit(Changes(sessions=[_session()]))
     unstorable = _call(2)
@@ -147,7 +151,7 @@ def test_a_failing_commit_writes_nothing_and_does_not_count(location: str, opene
     assert store.commits == 2
 
 
-def test_the_record_survives_reopening(location: str, opened: list) -> None:
+def test_the_record_survives_reopening(location: str, opened: list[Store]) -> None:
     first = _open(location, opened)
     first.commit(Changes(sessions=[_session()], calls=[_call(1)]))
     first.close()
@@ -158,7 +162,7 @@ def test_the_record_survives_reopening(location: str, opened: list) -> None:
     assert second.commits == 0  # the counter counts this object's commits
 
 
-def test_a_commit_is_seen_by_another_process(location: str, opened: list) -> None:
+def test_a_commit_is_seen_by_another_process(location: str, opened: list[Store]) -> None:
     _open(location, opened).commit(Changes(sessions=[_session()], calls=[_call(7)]))
     script = (
         "import sys\n"
@@ -173,7 +177,7 @@ def test_a_commit_is_seen_by_another_process(location: str, opened: list) -> Non
     assert shown.stdout.split() == ["7", "u-17"]
 
 
-def test_another_process_commit_is_seen_here(location: str, opened: list) -> None:
+def test_another_process_commit_is_seen_here(location: str, opened: list[Store]) -> None:
     store = _open(location, opened)
     script = (
         "import sys\n"
@@ -187,7 +191,9 @@ def test_another_process_commit_is_seen_here(location: str, opened: list) -> Non
     assert record is not None and record.session.user == "u-1"
 
 
-def test_sessions_with_runs_in_some_states_are_named_sorted(location: str, opened: list) -> None:
+def test_sessions_with_runs_in_some_states_are_named_sorted(
+    location: str, opened: list[Store]
+) -> None:
     store = _open(location, opened)
     rows = [("s3", "rolling_back"), ("s1", "waiting"), ("s2", "done"), ("s1", "rolling_back")]
     store.commit(
@@ -207,7 +213,7 @@ def test_sessions_with_runs_in_some_states_are_named_sorted(location: str, opene
 
 @pytest.mark.parametrize(("table", "column", "default"), ADDED_COLUMNS)
 def test_a_record_made_before_a_column_was_added_gains_it(
-    location: str, opened: list, table: str, column: str, default: int
+    location: str, opened: list[Store], table: str, column: str, default: int
 ) -> None:
     first = _open(location, opened)
     first.commit(Changes(sessions=[_session()], calls=[_call(1)]))
@@ -243,7 +249,9 @@ def _try_lock_in_thread(store: Store, session: str) -> tuple[threading.Event, th
 
 
 @pytest.mark.parametrize("second_store", [False, True], ids=["same_store", "second_store"])
-def test_the_lock_excludes_a_second_holder(location: str, opened: list, second_store: bool) -> None:
+def test_the_lock_excludes_a_second_holder(
+    location: str, opened: list[Store], second_store: bool
+) -> None:
     store = _open(location, opened)
     other = _open(location, opened) if second_store else store
     with store.lock("s1"):
@@ -254,7 +262,7 @@ def test_the_lock_excludes_a_second_holder(location: str, opened: list, second_s
 
 
 def test_locks_of_different_sessions_do_not_wait_for_each_other(
-    location: str, opened: list
+    location: str, opened: list[Store]
 ) -> None:
     store = _open(location, opened)
     with store.lock("s1"):
@@ -263,7 +271,7 @@ def test_locks_of_different_sessions_do_not_wait_for_each_other(
         release.set()
 
 
-def test_a_commit_inside_the_lock_keeps_it(location: str, opened: list) -> None:
+def test_a_commit_inside_the_lock_keeps_it(location: str, opened: list[Store]) -> None:
     store = _open(location, opened)
     with store.lock("new-session"):  # a session not yet recorded can be locked
         store.commit(Changes(sessions=[_session("new-session")], calls=[_call(1, "new-session")]))
@@ -276,7 +284,7 @@ def test_a_commit_inside_the_lock_keeps_it(location: str, opened: list) -> None:
 
 
 def test_the_lock_holds_across_processes_and_dies_with_its_holder(
-    location: str, opened: list
+    location: str, opened: list[Store]
 ) -> None:
     store = _open(location, opened)
     script = (
@@ -349,7 +357,9 @@ def _race(url: str, workers: int, rounds: int, locked: bool) -> None:
                 process.stdout.close()
 
 
-def test_worker_processes_advance_a_session_one_at_a_time(location: str, opened: list) -> None:
+def test_worker_processes_advance_a_session_one_at_a_time(
+    location: str, opened: list[Store]
+) -> None:
     store = _open(location, opened)
     store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
     workers, rounds = 4, 12
@@ -361,7 +371,7 @@ def test_worker_processes_advance_a_session_one_at_a_time(location: str, opened:
         assert sum(m.content == f"w{n}" for m in record.messages) == rounds
 
 
-def test_without_the_lock_the_same_workers_lose_counts(location: str, opened: list) -> None:
+def test_without_the_lock_the_same_workers_lose_counts(location: str, opened: list[Store]) -> None:
     # The control: shows the race test above can fail, so its passing means something.
     store = _open(location, opened)
     store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
