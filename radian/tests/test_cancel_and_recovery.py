@@ -107,37 +107,61 @@ def test_ctrl_c_stops_workers_and_records_a_terminated_attempt(
     every_json_file_is_whole(git_repo)
 
 
+def new_file(repo: Path, pattern: str, seen: set[Path]) -> Callable[[], bool]:
+    """True once a file matching `pattern` appears under .radian/arc that was not in `seen`."""
+    return lambda: bool(set((repo / ".radian" / "arc").rglob(pattern)) - seen)
+
+
+# The moments a `run` is killed at, each seen from the files it writes rather than guessed
+# from a delay (a loaded machine starts a process late): just after a claim wrote its
+# attempt.json, while a worker runs, and when a wrapper has ended but its end may not be
+# applied yet.
+KILL_MOMENTS = ("attempt.json", "wrapper.pid", "wrapper_status.json")
+
+
+def run_arc_once(repo: Path, env: dict[str, str], fake_now: str) -> str:
+    done = subprocess.run([RADIAN, "arc", "run", "--once"], cwd=repo,
+                          env={**env, "RADIAN_ARC_FAKE_NOW": fake_now},
+                          capture_output=True, text=True, timeout=100)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
 def test_run_killed_with_sigkill_at_any_moment_leaves_whole_files_and_continues(
     git_repo: Path, clock: FakeClock, scripted_worker: Worker
 ) -> None:
     scenario = {
-        "default": {"do": "sleep", "secs": 0.6, "then": {"outcome": "failed", "cost": 0.1}},
+        "default": {"do": "sleep", "secs": 1.0, "then": {"outcome": "failed", "cost": 0.1}},
     }
     exec_args = scripted_worker(scenario, name="kill")
     scenario_file = Path(exec_args[0].removesuffix(".sh") + ".json")
     write_config(git_repo, exec_args, limits={"max_attempts": 10, "parallel": 2})
     make_plan(git_repo, clock, ["a", "b"])
     env = run_env()
-    for delay in (0.3, 0.9, 1.6):
-        env["RADIAN_ARC_FAKE_NOW"] = "2026-11-30T07:00:00Z"
-        run = subprocess.Popen([RADIAN, "arc", "run"], cwd=git_repo, env=env,
+    outputs = []
+    for hour, moment in enumerate(KILL_MOMENTS, start=8):
+        if hour > 8:
+            # The next run takes up what the killed one left (an attempt with no Result is
+            # terminated: a retry due in 10 s of its clock)...
+            outputs.append(run_arc_once(git_repo, env, f"2026-11-30T{hour:02d}:00:00Z"))
+        # ...and the run killed next starts half an hour on, when every retry is due.
+        seen = set((git_repo / ".radian" / "arc").rglob(moment))
+        run = subprocess.Popen([RADIAN, "arc", "run"], cwd=git_repo,
+                               env={**env, "RADIAN_ARC_FAKE_NOW": f"2026-11-30T{hour:02d}:30:00Z"},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        time.sleep(delay)
-        run.kill()
-        run.wait()
+        try:
+            wait_for(new_file(git_repo, moment, seen), timeout=60)
+        finally:
+            run.kill()
+            run.wait()
         assert every_json_file_is_whole(git_repo) > 0
         for name in ("a", "b"):
             task(git_repo, name)  # every task file loads as a Task
-    # The next runs recover what the killed ones left and carry the tasks on: the worker now
+    # The next runs recover what the last one left and carry the tasks on: the worker now
     # delivers, and each pass's fake clock is an hour on, so no retry is waited for.
     scenario_file.write_text(json.dumps({"default": {"do": "result", "commit": True}}))
-    outputs = []
     for fake_now in ("2026-12-01T00:00:00Z", "2026-12-01T01:00:00Z"):
-        env["RADIAN_ARC_FAKE_NOW"] = fake_now
-        done = subprocess.run([RADIAN, "arc", "run", "--once"], cwd=git_repo, env=env,
-                              capture_output=True, text=True, timeout=100)  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        outputs.append(done.stdout)
+        outputs.append(run_arc_once(git_repo, env, fake_now))
     every_json_file_is_whole(git_repo)
     for name in ("a", "b"):
         final = task(git_repo, name)
@@ -149,7 +173,9 @@ def test_run_killed_with_sigkill_at_any_moment_leaves_whole_files_and_continues(
         for name in ("a", "b")
         for attempt_id in task(git_repo, name).attempts
     ]
+    # The run killed while a worker ran left that attempt without a Result: terminated.
     assert "terminated (no Result, a crash or a kill)" in rows
+    assert any("has no live worker and no Result -> terminated" in out for out in outputs)
 
 
 def test_recovery_applies_a_result_written_before_the_task_was_saved(
