@@ -1,24 +1,50 @@
-"""`make demo`'s radian part runs and shows a delivery, a retry and a model wait."""
+"""`make demo`'s radian part: both demos run as `make demo` runs them, and show what they must."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from conftest import run_env
 
-DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo.py"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def run_example(name: str) -> str:
+    done = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True,
+                          text=True, env=run_env(), timeout=100)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
 
 
 def test_the_demo_runs_its_plan_to_review() -> None:
-    done = subprocess.run([sys.executable, str(DEMO)], capture_output=True, text=True,
-                          env=run_env(), timeout=90)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = done.stdout
+    out = run_example("demo.py")
     assert "add-greeting completed -> review.verifying" in out
     assert "fix-typo failed (model) -> retry at 2026-11-30T07:00:1" in out
     assert "write-docs worker model unavailable -> retry at 2026-11-30T07:05:0" in out
     assert "fix-typo todo.ready -> doing.working (attempt 002)" in out
     assert "write-docs completed -> review.verifying" in out
     assert "    attempt_model_error: unavailable: the model is overloaded" in out
+
+
+def test_the_gate_demo_integrates_every_task_with_a_review_rework_and_a_conflict_rework() -> None:
+    out = run_example("gate_demo.py")
+    lines = [line.strip() for line in out.splitlines()]
+    for task in ("double", "halve", "tidy-add"):
+        assert any(re.fullmatch(rf"{task} integrated -> done.integrated \(\w{{12}} on main\)", line)
+                   for line in lines), task  # fmt: skip
+    # halve: a review finding, "## Rework 1" listing it, a second attempt.
+    assert "halve review findings -> todo.ready (Rework 1)" in lines
+    assert "halve todo.ready -> doing.working (attempt 002)" in lines
+    assert "## Rework 1" in lines
+    assert "- [major] unfinished: # TODO odd numbers" in lines
+    # tidy-add: a conflict with main, "## Rework 1 (conflict with main)", a mid-merge attempt.
+    assert "tidy-add conflict with main -> todo.ready (Rework 1, starts mid-merge)" in lines
+    assert "tidy-add todo.ready -> doing.working (attempt 002)" in lines
+    assert "## Rework 1 (conflict with main)" in lines
+    assert "- src/calc/ops.py" in lines
+    # double integrated at its first attempt, with no rework.
+    assert "double todo.ready -> doing.working (attempt 002)" not in lines
+    assert lines[-1] == "gate demo: every task integrated"
