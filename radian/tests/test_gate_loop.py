@@ -165,3 +165,39 @@ def test_a_failing_commands_stage_waits_for_the_lead(world: GitWorld, clock: Fak
     assert waiting.rework_reason is not None
     assert waiting.rework_reason == f"commands failed (command_failed): `{PYTEST}` exited 1"
     assert waiting.retry_count == 0 and waiting.attempts == ["001"]
+
+
+def test_a_budget_the_worker_used_up_pauses_the_task_when_its_review_is_applied(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    # The worker's completed attempt costs $0.30 of a $0.25 budget: no retry is due, so the
+    # task goes on to its gate. The review costs nothing (it prints no verdict), but applying
+    # it checks both budgets: the task stops there instead of waiting for a rework.
+    scenario = {"t": {"default": {"files": DOUBLE_FILES, "cost": 0.3}}}
+    write_arc_config(world, worker_args(world, scenario), review_mode="garbage")
+    add_plan(world, clock, {"t": {"max_cost_usd": 0.25}})
+
+    lines = run_arc(world, clock)
+
+    paused = task(world, "t")
+    assert str(paused.state) == "todo.paused_budget"
+    assert paused.cost_usd == pytest.approx(0.3)
+    assert paused.rework_reason is not None
+    assert paused.rework_reason.startswith("review failed (review_output)")
+    assert (
+        "t review cost reached the budget -> todo.paused_budget (task budget: $0.30 of $0.25 used)"
+        in lines
+    )
+
+
+def test_a_failure_before_the_review_does_not_check_the_budget(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    broken = {"src/calc/ops.py": OPS_WITH_DOUBLE.replace("a + b", "a - b")}
+    scenario = {"t": {"default": {"files": broken, "cost": 0.3}}}
+    write_arc_config(world, worker_args(world, scenario), gate_commands=(PYTEST,))
+    add_plan(world, clock, {"t": {"max_cost_usd": 0.25}})
+
+    run_arc(world, clock)
+
+    assert str(task(world, "t").state) == "review.rework_pending"

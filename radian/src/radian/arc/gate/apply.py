@@ -4,7 +4,8 @@ Under the task's lock, in this order: the attempt's review cost is added to cost
 total_cost_usd; the attempt result records the gate; then the next state is decided:
 
 - the gate passed (integration pushed): done.integrated;
-- a review cost that reached a budget: todo.paused_budget, and no automatic rework;
+- a failed gate whose review ran, with a budget used up (by the review's cost or the
+  worker's): todo.paused_budget, and no automatic rework;
 - conflict, merge-main on, fewer than max_conflict_rework conflict reworks in a row:
   "## Rework <n> (conflict with main)", merge_pending, todo.ready, retry_count kept;
 - a failing review (review_findings, or an earlier build's review_blocking) with
@@ -59,7 +60,8 @@ def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -
         failure = run.failure
         if failure is None or failure.reason != CONFLICT:
             task.conflict_rework_run = 0
-        lines = _decide(store, config, plan, task, run, failure, review_micros, clock)
+        review_ran = any(verdict.stage == "review" for verdict in verdicts)
+        lines = _decide(store, config, plan, task, run, failure, review_ran, clock)
         _record_gate(store, task, run, review_micros, clock)
         store.save_task(task)
     return lines
@@ -72,7 +74,7 @@ def _decide(
     task: Task,
     run: GateRun,
     failure: Verdict | None,
-    review_micros: int,
+    review_ran: bool,
     clock: Clock,
 ) -> list[str]:
     name = task.name
@@ -80,7 +82,9 @@ def _decide(
         integration = run.verdicts[-1]
         transition(task, State.INTEGRATED, clock, rework_reason=None, merge_pending=False)
         return [texts.gate_integrated(name, integration.integrated_sha, config.target_branch)]
-    if review_micros:
+    # Both budgets are checked whenever a review verdict is applied, even one that cost
+    # nothing: the worker's own cost may have used the budget up when it completed.
+    if review_ran:
         budget = check_after_cost(store, task, plan, config)
         if budget.used_up:
             line = texts.review_budget_paused(
