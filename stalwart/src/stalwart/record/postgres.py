@@ -36,7 +36,6 @@ try:
     import psycopg
     from psycopg import errors
     from psycopg.pq import TransactionStatus
-    from psycopg.rows import dict_row
 except ImportError as missing:  # psycopg comes with the extra, not with stalwart itself
     raise ImportError(
         "a postgresql:// record needs psycopg 3: pip install 'stalwart[postgres]'"
@@ -51,8 +50,9 @@ from .schema import (
     MessageRow,
     RunRow,
     SessionRow,
-    from_columns,
-    to_columns,
+    column_names,
+    column_values,
+    from_values,
 )
 
 _SQL_TYPES = {
@@ -69,6 +69,12 @@ _KEEPALIVES = (
     "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3"
 )
 _IDLE_POOL_SIZE = 8
+
+
+def _columns(row_type: type) -> str:
+    return ", ".join(f'"{name}"' for name in column_names(row_type))
+
+
 _LOAD_ORDER: tuple[tuple[type, str | None], ...] = (
     (SessionRow, None),
     (RunRow, "number"),
@@ -80,7 +86,7 @@ _LOAD_SQL = "; ".join(
     [
         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
         *(
-            f'SELECT * FROM "{TABLE_OF[row_type].name}" WHERE "session" = %s'
+            f'SELECT {_columns(row_type)} FROM "{TABLE_OF[row_type].name}" WHERE "session" = %s'
             + (f' ORDER BY "{order}"' if order else "")
             for row_type, order in _LOAD_ORDER
         ),
@@ -152,8 +158,8 @@ class PostgresStore:
                     connection.execute(added_column_ddl(table, column, default))
 
     def load(self, session: str) -> SessionRecord | None:
-        found: dict[type, list[dict[str, Any]]] = {}
-        with self._connection() as connection, connection.cursor(row_factory=dict_row) as cursor:
+        found: dict[type, list[tuple[Any, ...]]] = {}
+        with self._connection() as connection, connection.cursor() as cursor:
             try:
                 cursor.execute(_LOAD_SQL, [session] * len(_LOAD_ORDER))
                 for row_type, _ in _LOAD_ORDER:  # the first result is BEGIN's, with no rows
@@ -180,7 +186,7 @@ class PostgresStore:
         values: list[Any] = []
         for row in changes.rows():
             statements.append(self._upserts[type(row)])
-            values.extend(to_columns(row).values())
+            values.extend(column_values(row))
         with self._connection() as connection:
             # One query of several statements: the server runs it as one transaction, in
             # one round trip, and rolls all of it back if any statement fails.
@@ -278,7 +284,7 @@ class PostgresStore:
 
 def _upsert_sql(row_type: type) -> str:
     table = TABLE_OF[row_type]
-    names = list(table.kinds)
+    names = column_names(row_type)
     columns = ", ".join(f'"{n}"' for n in names)
     marks = ", ".join("%s" for _ in names)
     key = ", ".join(f'"{n}"' for n in table.key)
@@ -299,5 +305,5 @@ def _end_failed_transaction(connection: psycopg.Connection[Any]) -> None:
         connection.close()
 
 
-def _rows(row_type: type, found: dict[type, list[dict[str, Any]]]) -> list[Any]:
-    return [from_columns(row_type, values) for values in found[row_type]]
+def _rows(row_type: type, found: dict[type, list[tuple[Any, ...]]]) -> list[Any]:
+    return [from_values(row_type, values) for values in found[row_type]]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any, TypeVar
 
 
@@ -207,28 +209,69 @@ ADDED_COLUMNS: tuple[tuple[str, str, int], ...] = (("calls", "tries", 0),)
 Row = TypeVar("Row")
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """How one row type maps to its table's columns, worked out once per table."""
+
+    names: tuple[str, ...]
+    read: Callable[[Any], tuple[Any, ...]]  # the row's attribute values, in column order
+    json_at: tuple[int, ...]  # positions of the JSON columns
+    bool_at: tuple[int, ...]  # positions of the bool columns
+
+
+def _layout(table: Table) -> _Layout:
+    names = tuple(table.kinds)
+    kinds = tuple(table.kinds.values())
+    return _Layout(
+        names=names,
+        # attrgetter returns a bare value for one name; every table has several columns.
+        read=attrgetter(*names),
+        json_at=tuple(i for i, kind in enumerate(kinds) if kind == "json"),
+        bool_at=tuple(i for i, kind in enumerate(kinds) if kind == "bool"),
+    )
+
+
+_LAYOUTS: dict[type, _Layout] = {table.row: _layout(table) for table in TABLES}
+
+
+def column_names(row_type: type) -> tuple[str, ...]:
+    """The table's columns, in the order `column_values` gives them."""
+    return _LAYOUTS[row_type].names
+
+
+def column_values(row: Any) -> list[Any]:
+    """A row's column values in `column_names` order, JSON columns rendered as text.
+
+    Reads the row's attributes directly: JSON columns are rendered straight from the
+    values the row holds, with no deep copy first (`dataclasses.asdict` copied every
+    nested value only for the copy to be thrown away once rendered).
+    """
+    layout = _LAYOUTS[type(row)]
+    values = list(layout.read(row))
+    for index in layout.json_at:
+        values[index] = _dump(values[index])
+    return values
+
+
 def to_columns(row: Any) -> dict[str, Any]:
-    """A row's column values, JSON columns rendered as text."""
-    table = TABLE_OF[type(row)]
-    values = dataclasses.asdict(row)
-    return {
-        name: _dump(values[name]) if kind == "json" else values[name]
-        for name, kind in table.kinds.items()
-    }
+    """A row's column values by name, JSON columns rendered as text."""
+    return dict(zip(_LAYOUTS[type(row)].names, column_values(row), strict=True))
 
 
-def from_columns(row_type: type[Row], values: dict[str, Any]) -> Row:
-    """A row from column values, JSON columns parsed and bools made bools."""
-    table = TABLE_OF[row_type]
-    parsed: dict[str, Any] = {}
-    for name, kind in table.kinds.items():
-        value = values[name]
-        if kind == "json":
-            value = _load(value)
-        elif kind == "bool":
-            value = bool(value)
-        parsed[name] = value
-    return row_type(**parsed)
+def from_values(row_type: type[Row], values: Sequence[Any]) -> Row:
+    """A row from its column values in `column_names` order, JSON parsed, bools made bools."""
+    layout = _LAYOUTS[row_type]
+    parsed = list(values)
+    for index in layout.json_at:
+        parsed[index] = _load(parsed[index])
+    for index in layout.bool_at:
+        parsed[index] = bool(parsed[index])
+    return row_type(**dict(zip(layout.names, parsed, strict=True)))
+
+
+def from_columns(row_type: type[Row], values: Mapping[str, Any]) -> Row:
+    """A row from column values by name, JSON columns parsed and bools made bools."""
+    return from_values(row_type, [values[name] for name in _LAYOUTS[row_type].names])
 
 
 def as_recorded(value: Any) -> Any:
@@ -240,7 +283,7 @@ def as_recorded(value: Any) -> Any:
 def _dump(value: Any) -> str | None:
     if value is None:
         return None
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_jsonable)
+    return _ENCODER.encode(value)
 
 
 def _load(value: Any) -> Any:
@@ -256,3 +299,8 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
     return str(value)
+
+
+# The canonical text of a JSON column: sorted keys, no spaces. One encoder, made once
+# (`json.dumps` with options builds a new one on every call); it keeps no state.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_jsonable)

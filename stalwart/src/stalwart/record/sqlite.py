@@ -17,7 +17,7 @@ import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .base import Changes, SessionRecord
 from .schema import (
@@ -29,8 +29,10 @@ from .schema import (
     Row,
     RunRow,
     SessionRow,
-    from_columns,
-    to_columns,
+    Table,
+    column_names,
+    column_values,
+    from_values,
 )
 
 _SQL_TYPES = {"text": "TEXT", "int": "INTEGER", "real": "REAL", "bool": "INTEGER", "json": "TEXT"}
@@ -53,6 +55,35 @@ def ddl() -> list[str]:
     return statements
 
 
+def upsert_sql(table: Table) -> str:
+    """INSERT ... ON CONFLICT DO UPDATE of one row, its values in `column_names` order."""
+    names = column_names(table.row)
+    columns = ", ".join(f'"{n}"' for n in names)
+    marks = ", ".join("?" for _ in names)
+    key = ", ".join(f'"{n}"' for n in table.key)
+    updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in table.key)
+    return (
+        f'INSERT INTO "{table.name}" ({columns}) VALUES ({marks}) '
+        f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
+    )
+
+
+def select_sql(table: Table, order: str | None) -> str:
+    """SELECT of one session's rows of a table, its columns in `column_names` order."""
+    columns = ", ".join(f'"{n}"' for n in column_names(table.row))
+    sql = f'SELECT {columns} FROM "{table.name}" WHERE "session" = ?'
+    return sql + (f' ORDER BY "{order}"' if order else "")
+
+
+_UPSERTS = {table.row: upsert_sql(table) for table in TABLES}
+_SELECTS = {
+    SessionRow: select_sql(TABLE_OF[SessionRow], None),
+    RunRow: select_sql(TABLE_OF[RunRow], "number"),
+    CallRow: select_sql(TABLE_OF[CallRow], "seq"),
+    MessageRow: select_sql(TABLE_OF[MessageRow], "seq"),
+}
+
+
 class SQLiteStore:
     """The `Store` protocol on one SQLite file (or ":memory:")."""
 
@@ -65,10 +96,13 @@ class SQLiteStore:
         self._db = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
-        self._db.row_factory = sqlite3.Row
         if not self._memory:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        database = hashlib.sha256(os.path.realpath(self.path).encode("utf-8")).hexdigest()[:24]
+        self._lock_folder = Path(tempfile.gettempdir()) / "stalwart-locks" / database
+        if not self._memory:
+            self._lock_folder.mkdir(parents=True, exist_ok=True)
         with self._guard:
             self._db.execute("BEGIN IMMEDIATE")
             for statement in ddl():
@@ -78,14 +112,14 @@ class SQLiteStore:
 
     def load(self, session: str) -> SessionRecord | None:
         with self._guard:
-            head = self._select(SessionRow, "session", session)
+            head = self._select(SessionRow, session)
             if not head:
                 return None
             return SessionRecord(
                 session=head[0],
-                runs=tuple(self._select(RunRow, "session", session, order="number")),
-                calls=tuple(self._select(CallRow, "session", session, order="seq")),
-                messages=tuple(self._select(MessageRow, "session", session, order="seq")),
+                runs=tuple(self._select(RunRow, session)),
+                calls=tuple(self._select(CallRow, session)),
+                messages=tuple(self._select(MessageRow, session)),
             )
 
     def commit(self, changes: Changes) -> None:
@@ -94,8 +128,8 @@ class SQLiteStore:
         with self._guard:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                for row in changes.rows():
-                    self._upsert(row)
+                for row_type, rows in _by_table(changes):
+                    self._db.executemany(_UPSERTS[row_type], map(column_values, rows))
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -119,20 +153,23 @@ class SQLiteStore:
             if self._memory:
                 yield
                 return
-            with open(self._lock_file(session), "a+b") as handle:
+            with self._open_lock_file(session) as handle:
                 fcntl.flock(handle, fcntl.LOCK_EX)
                 try:
                     yield
                 finally:
                     fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def _lock_file(self, session: str) -> Path:
+    def _open_lock_file(self, session: str) -> BinaryIO:
         # Beside the machine's temp files, not the database: nothing lands in a project's
         # folder, and every process on the machine finds the same file for a session.
-        database = hashlib.sha256(os.path.realpath(self.path).encode("utf-8")).hexdigest()[:24]
-        folder = Path(tempfile.gettempdir()) / "stalwart-locks" / database
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder / hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
+        # The folder is made once per store, and again only if it went (a temp cleaner).
+        name = hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
+        try:
+            return open(self._lock_folder / name, "a+b")
+        except FileNotFoundError:
+            self._lock_folder.mkdir(parents=True, exist_ok=True)
+            return open(self._lock_folder / name, "a+b")
 
     def close(self) -> None:
         with self._guard:
@@ -147,25 +184,17 @@ class SQLiteStore:
                     f'ALTER TABLE "{table}" ADD COLUMN "{column}" {kind} DEFAULT {int(default)}'
                 )
 
-    def _select(
-        self, row_type: type[Row], column: str, value: str, order: str | None = None
-    ) -> list[Row]:
-        table = TABLE_OF[row_type]
-        sql = f'SELECT * FROM "{table.name}" WHERE "{column}" = ?'
-        if order:
-            sql += f' ORDER BY "{order}"'
-        return [from_columns(row_type, dict(found)) for found in self._db.execute(sql, (value,))]
+    def _select(self, row_type: type[Row], session: str) -> list[Row]:
+        found = self._db.execute(_SELECTS[row_type], (session,))
+        return [from_values(row_type, values) for values in found]
 
-    def _upsert(self, row: Any) -> None:
-        table = TABLE_OF[type(row)]
-        values = to_columns(row)
-        names = list(values)
-        columns = ", ".join(f'"{n}"' for n in names)
-        marks = ", ".join("?" for _ in names)
-        key = ", ".join(f'"{n}"' for n in table.key)
-        updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in table.key)
-        self._db.execute(
-            f'INSERT INTO "{table.name}" ({columns}) VALUES ({marks}) '
-            f"ON CONFLICT ({key}) DO UPDATE SET {updates}",
-            [values[n] for n in names],
-        )
+
+def _by_table(changes: Changes) -> list[tuple[type, list[Any]]]:
+    """The changes' rows, table by table, each table's rows in the order given (so when a
+    row is given twice, the later one is the one that stays, as upserts one by one do)."""
+    return [
+        (SessionRow, changes.sessions),
+        (RunRow, changes.runs),
+        (CallRow, changes.calls),
+        (MessageRow, changes.messages),
+    ]
