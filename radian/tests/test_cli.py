@@ -20,6 +20,7 @@ from radian.cli import main
 
 Worker = Callable[..., list[str]]
 RADIAN = str(Path(sys.executable).parent / "radian")
+ISO_UTC = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
 
 
 def arc(repo: Path, *args: str, fake_now: str = "2026-11-30T07:00:00Z") -> Result:
@@ -87,15 +88,25 @@ def test_run_prints_each_transition_and_show_the_model_wait(
     assert f"  retry_at: {retry_at}\n" in shown
     assert "    attempt_model_error: unavailable (retry_after_secs 600): overloaded\n" in shown
     document = json.loads(arc(git_repo, "show", "greet", "--json").output)
+    assert set(document) >= {"state", "retry_count", "retry_at", "cost_usd", "total_cost_usd",
+                             "rework_reason", "attempts"}  # fmt: skip
+    assert document["state"] == "todo.retry_wait"
     assert document["retry_at"] == retry_at
+    assert re.fullmatch(ISO_UTC, document["retry_at"])
     assert document["retry_count"] == 0
     assert document["cost_usd"] == document["total_cost_usd"] == 0.12
+    assert document["rework_reason"] is None
     (attempt,) = document["attempts"]
     assert set(attempt) >= {"id", "outcome", "class", "model_wait", "model_error", "cost_usd",
                             "session_cost_usd", "session_id", "started_at", "ended_at"}  # fmt: skip
+    assert (attempt["id"], attempt["outcome"], attempt["class"]) == ("001", "failed", "model")
     assert attempt["model_wait"] is True
-    assert attempt["model_error"]["kind"] == "unavailable"
+    assert attempt["model_error"] == error
+    assert attempt["cost_usd"] == attempt["session_cost_usd"] == 0.12
     assert attempt["session_id"] == "sess-001"
+    assert re.fullmatch(ISO_UTC, attempt["started_at"])
+    assert re.fullmatch(ISO_UTC, attempt["ended_at"])
+    assert attempt["started_at"] <= attempt["ended_at"] <= retry_at
 
 
 def test_a_failed_task_exits_3(git_repo: Path, brief: Path, scripted_worker: Worker) -> None:
@@ -120,6 +131,44 @@ def test_a_bad_exec_args_is_refused_before_any_claim(git_repo: Path, brief: Path
     assert task(git_repo, "t").state == "todo.ready"
     assert task(git_repo, "t").attempts == []
     assert ArcStore(git_repo).load_plan("p").confirmed is False
+
+
+def not_executable(repo: Path) -> list[str]:
+    script = repo / "agent.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o644)
+    return ["./agent.sh"]
+
+
+BAD_EXEC_ARGS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "missing by path": (lambda repo: ["./no-such-agent"], "'./no-such-agent' was not found"),
+    "missing on PATH": (lambda repo: ["no-such-agent-xyz"], "was not found on PATH"),
+    "not executable": (not_executable, "'./agent.sh' is not executable"),
+    "unknown placeholder": (lambda repo: ["true", "{brief}"], "unknown placeholder {brief}"),
+    "empty": (lambda repo: [], "worker.exec_args is empty"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_EXEC_ARGS))
+def test_each_kind_of_bad_exec_args_is_refused_by_start_run_and_confirm(
+    git_repo: Path, brief: Path, kind: str
+) -> None:
+    make_args, problem = BAD_EXEC_ARGS[kind]
+    write_config(git_repo, make_args(git_repo))
+    arc(git_repo, "plan", "add", "p")
+    arc(git_repo, "task", "add", "p", "t", "--brief", str(brief))
+    store = ArcStore(git_repo)
+    before = store.task_path("t").read_text()
+    for command in (["confirm", "p"], ["run", "--once"], ["start", "t"]):
+        result = arc(git_repo, *command)
+        assert (result.exit_code, result.output.splitlines()[0]) == (
+            2,
+            "worker.exec_args in .radian/arc.toml is refused:",
+        ), command
+        assert problem in result.output, command
+    assert store.task_path("t").read_text() == before
+    assert not store.task_dir("t").joinpath("attempts").exists()
+    assert store.load_plan("p").confirmed is False
 
 
 def test_bad_config_exits_2_naming_file_and_key(git_repo: Path) -> None:

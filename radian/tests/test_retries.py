@@ -6,6 +6,7 @@ Time is a FakeClock: `run` without --once sleeps through it to each retry_at at 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -246,3 +247,66 @@ def test_start_claims_a_waiting_task_before_its_time(
     lines = loop.start("t").lines
     assert lines[0] == "t todo.retry_wait -> doing.working (attempt 002)"
     assert task(git_repo, "t").state == "review.verifying"
+
+
+def test_claude_code_results_wait_on_the_model_too(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    # 07:00 an overloaded API (529): the first wait, 5 minutes. 07:05 a usage limit that
+    # resets at 07:50: longer than the second step (10 minutes), so 45 minutes.
+    reset = int(datetime(2026, 11, 30, 7, 50, tzinfo=UTC).timestamp())
+    scenario = {
+        "001": {"outcome": "failed", "format": "claude", "api_error_status": 529,
+                "text": "API Error: 529 Overloaded"},
+        "002": {"outcome": "failed", "format": "claude",
+                "text": f"Claude AI usage limit reached|{reset}"},
+        "default": {"do": "result", "commit": True, "format": "claude"},
+    }  # fmt: skip
+    write_config(git_repo, scripted_worker(scenario), limits={"max_attempts": 0})
+    make_plan(git_repo, clock, ["t"])
+    lines = run_all(git_repo, clock)
+    assert [line for line in lines if "model unavailable" in line] == [
+        "t worker model unavailable -> retry at 2026-11-30T07:05:00Z",
+        "t worker model unavailable -> retry at 2026-11-30T07:50:00Z",
+    ]
+    first, second = (attempt_result(git_repo, "t", a) for a in ("001", "002"))
+    assert (first["model_error"]["kind"], second["model_error"]["kind"]) == (
+        "unavailable",
+        "usage_limit",
+    )
+    assert second["model_error"]["retry_after_secs"] == 2700
+    assert first["model_wait"] is second["model_wait"] is True
+    assert first["result_format"] == "claude"
+    # max_attempts 0 and no retry used: waits never exhaust the task.
+    final = task(git_repo, "t")
+    assert (str(final.state), final.retry_count) == ("review.verifying", 0)
+
+
+def test_once_claims_no_more_than_parallel(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    write_config(git_repo, scripted_worker({"default": {"outcome": "failed"}}),
+                 limits={"parallel": 2})  # fmt: skip
+    make_plan(git_repo, clock, ["a", "b", "c"])
+    lines = run_once(git_repo, clock)
+    claims = [line for line in lines if "-> doing.working" in line]
+    assert claims == [
+        "a todo.ready -> doing.working (attempt 001)",
+        "b todo.ready -> doing.working (attempt 001)",
+    ]
+    assert str(task(git_repo, "c").state) == "todo.ready"
+    assert run_once(git_repo, clock)[0] == "c todo.ready -> doing.working (attempt 001)"
+
+
+def test_start_moves_a_due_retry_to_ready_before_it_claims(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    write_config(git_repo, scripted_worker({"001": {"do": "crash"}, "default": {}}))
+    store = make_plan(git_repo, clock, ["t"])
+    run_once(git_repo, clock)
+    clock.advance(10)
+    loop = Loop(store, load_config(git_repo), clock, echo=lambda line: None)
+    assert loop.start("t").lines[:2] == [
+        "t todo.retry_wait -> todo.ready",
+        "t todo.ready -> doing.working (attempt 002)",
+    ]
