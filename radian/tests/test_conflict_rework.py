@@ -18,7 +18,9 @@ from gate_fixtures.arc_world import (
 )
 from gate_fixtures.world import GitWorld, make_world
 
+from radian.arc import show
 from radian.arc.clock import FakeClock
+from radian.arc.config import load_config
 from radian.arc.store import ArcStore
 
 
@@ -126,6 +128,9 @@ def test_the_conflict_limit_bounds_the_reworks_in_a_row(
     waiting = task(world, "clash")
     assert str(waiting.state) == "review.rework_pending"
     assert waiting.rework_reason == line
+    shown = show.task_text(show.task_document(ArcStore(world.repo), load_config(world.repo),
+                                              waiting))  # fmt: skip
+    assert f"  rework_reason: {line}" in shown
     assert waiting.attempts == [f"{n:03d}" for n in range(1, written + 2)]
     assert waiting.conflict_rework_run == written and waiting.retry_count == 0
     # Never paused the plan nor exhausted the task.

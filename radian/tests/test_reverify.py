@@ -234,3 +234,9 @@ def test_only_the_last_attempts_own_tree_failure_is_a_candidate(
     task_record.rework_reason = "rejected: the approach is wrong"
     store.save_task(task_record)
     assert auto_reverify_candidates(store, config) == []
+
+    # The lead returned the task to todo.ready: not a candidate either.
+    task_record.rework_reason = rework_reason_for(failure)
+    task_record.state = State.READY
+    store.save_task(task_record)
+    assert auto_reverify_candidates(store, config) == []
