@@ -182,15 +182,10 @@ def test_an_unread_turn_says_which_clause_and_runs_nothing(garden: Garden) -> No
     ]
 
 
-def test_on_unread_model_raises_no_model_and_records_nothing(tmp_path: Path) -> None:
+def test_on_unread_model_without_a_model_is_an_error_at_load(tmp_path: Path) -> None:
     project = write_project(tmp_path, on_unread="model")
-    agent = project.agent(clock=FakeClock())
-    with pytest.raises(NoModelError, match='could not read "fly to the moon"'):
-        agent.chat("fly to the moon", user="u")
-    assert agent.store.load("u") is None
-    reply = agent.chat("count the apples for order 2", user="u")  # a read turn still runs
-    assert reply.state == "done"
-    agent.close()
+    with pytest.raises(NoModelError, match="on_unread: model needs a model"):
+        project.agent(clock=FakeClock())
 
 
 def test_memory_keeps_a_happy_run_and_the_record_keeps_every_call(garden: Garden) -> None:

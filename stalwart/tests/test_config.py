@@ -330,7 +330,7 @@ def test_yaml_syntax_error_names_its_line(make_project: MakeProject) -> None:
             DESK + "rulebok: ./policy.co\n",
             "rulebok",
             "unknown key 'rulebok'; expected one of: agents, tools, rulebook, runs, record, "
-            "operator_token_env",
+            "operator_token_env, prices",
             7,
         ),
         (

@@ -82,7 +82,7 @@ def test_rules_record_where_they_name_tools_and_arguments() -> None:
         ("refund_card only after charge_card with order", 1, 41, "expected 'same', got 'order'"),
         ("a only after b extra # comment", 1, 16, "expected 'with', got 'extra'"),
         ("cap x.y <= 5 more", 1, 14, "expected the end of the line, got 'more'"),
-        ("500 only after b", 1, 1, "expected a tool name or 'cap', got '500'"),
+        ("500 only after b", 1, 1, "expected a tool name, 'cap' or 'require', got '500'"),
     ],
 )
 def test_a_line_that_does_not_parse_names_its_line_and_column(

@@ -11,6 +11,11 @@ session, in whichever process makes it (see `runs.resume`).
 
 Sessions: a session belongs to the user who started it; by default each user has one
 session, named after the user. Pass `session=` to keep several apart.
+
+A turn the selector cannot read goes to the agent's model when agent.yaml says
+`on_unread: model`; the model is loaded with the agent (a missing extra, key or
+provider is a `ModelConfigError` here, not at the first turn), and its tool calls
+become the run's steps (see `model_loop.py`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
 from .errors import (
     AnswerError,
-    NoModelError,
+    ModelConfigError,
     NotYourSession,
     OperatorTokenError,
     QuestionPending,
@@ -37,11 +42,14 @@ from .errors import (
 )
 from .ledger import Ledger
 from .memory import Message, read_next, rewind
+from .model_loop import DEFAULT_MAX_MODEL_CALLS, MODEL_KIND
+from .models import DEFAULT_PRICES, Model, load_model
 from .record import Store, open_store
 from .record.schema import RunRow
 from .replies import Reply, Waiting
 from .retry import UndoBackoff
 from .tools import ToolSpec
+from .usage import SessionUsage, session_usage
 
 Reader = Callable[[str, Sequence[ToolSpec]], Any]  # (turn, tools) -> selector.Reading
 
@@ -68,7 +76,14 @@ class RecordedCall:
 
 
 class Agent:
-    """An agent: its tools, its rulebook, its record."""
+    """An agent: its tools, its rulebook, its record, and (on_unread: model) its model.
+
+    `model=` gives the agent a Model built elsewhere (a test's, on a local server or a
+    script); otherwise, with `on_unread: model`, the agent.yaml's `model:` is loaded now,
+    with its `prices:`, waiting out rate limits on the agent's clock. With `on_unread:
+    refuse` the model is named but never loaded, so no key is needed.
+    `max_model_calls` caps the asks of the model in one run.
+    """
 
     def __init__(
         self,
@@ -78,9 +93,17 @@ class Agent:
         clock: Clock | None = None,
         reader: Reader | None = None,
         undo_backoff: UndoBackoff | None = None,
+        model: Model | None = None,
+        max_model_calls: int = DEFAULT_MAX_MODEL_CALLS,
     ) -> None:
+        if isinstance(max_model_calls, bool) or not isinstance(max_model_calls, int):
+            raise ValueError(f"max_model_calls must be a whole number; got {max_model_calls!r}")
+        if max_model_calls < 1:
+            raise ValueError(f"max_model_calls must be 1 or more; got {max_model_calls!r}")
         self.config = config
         self.clock: Clock = clock or SystemClock()
+        self._owns_model = model is None
+        self.model: Model | None = model if model is not None else self._load_model()
         self.store: Store = store if store is not None else open_store(config.record)
         self._reader = reader
         self._agentry = runs.Agentry(
@@ -89,7 +112,18 @@ class Agent:
             check=Check(config.tools, config.rulebook),
             confirms=confirms,
             undo_backoff=undo_backoff or UndoBackoff(),
+            model=self.model,
+            max_model_calls=max_model_calls,
         )
+
+    def _load_model(self) -> Model | None:
+        """The agent.yaml's model, loaded when a turn may need it; else None (no key needed)."""
+        if self.config.on_unread != "model":
+            return None
+        if self.config.model is None:
+            raise ModelConfigError(texts.model_missing(self.config.name))
+        prices = DEFAULT_PRICES.updated(self.config.prices) if self.config.prices else None
+        return load_model(self.config.model.raw, clock=self.clock, price_table=prices)
 
     @classmethod
     def from_file(cls, path: str | Path, agent: str | None = None, **options: Any) -> Agent:
@@ -114,17 +148,22 @@ class Agent:
     # --- a person's turn and answers ---
 
     def chat(self, turn: str, *, user: str, session: str | None = None) -> Reply:
-        """Read a turn into steps and run them until a person is asked or the run ends."""
+        """Read a turn into steps and run them until a person is asked or the run ends.
+
+        A turn the selector cannot read goes to the model with `on_unread: model`: its
+        tool calls are the run's steps, confirmed, keyed, recorded and undone like any.
+        """
         reading = self._read(turn)
         unread = not reading.read
-        if unread and self.config.on_unread == "model":
-            raise NoModelError(texts.no_model(reading.unread_clause))
+        to_model = unread and self.config.on_unread == "model"
         with self._session(user, session) as ledger:
             latest = ledger.latest_run()
             if latest is not None and latest.state in runs.ASKING:
                 question = (latest.question or {}).get("text", "")
                 raise QuestionPending(texts.question_pending(ledger.session.session, question))
-            if unread:
+            if to_model:
+                run = runs.start_model(ledger, self._agentry, turn)
+            elif unread:
                 run = runs.start_unread(ledger, turn, reading.unread_clause, reading.reason)
             else:
                 steps = [
@@ -210,7 +249,10 @@ class Agent:
         return read_next(ledger.messages) if ledger else []
 
     def record(self, user: str, *, session: str | None = None) -> list[RecordedCall]:
-        """Every call of the session, every undo and every outcome; never rewound."""
+        """Every call of the session, every undo and every outcome; never rewound.
+
+        The asks of a model are kept in the record too; `usage` reads them.
+        """
         ledger = self._peek(user, session)
         if ledger is None:
             return []
@@ -234,7 +276,16 @@ class Agent:
                 tries=call.tries,
             )
             for call in ledger.calls
+            if call.kind != MODEL_KIND
         ]
+
+    def usage(self, session: str) -> SessionUsage:
+        """The tokens and cost of every ask of the model in a session, per run and in total.
+
+        Read from the record (no lock, no model); AnswerError for a session this agent
+        never recorded.
+        """
+        return session_usage(self.store, session, self.name)
 
     def rewind(self, user: str, *, session: str | None = None) -> bool:
         """Take the latest run's messages out of memory; refused while an undo remains.
@@ -297,6 +348,8 @@ class Agent:
 
     def close(self) -> None:
         self.store.close()
+        if self.model is not None and self._owns_model:
+            self.model.close()
 
     def __enter__(self) -> Agent:
         return self

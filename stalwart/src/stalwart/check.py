@@ -18,7 +18,11 @@ from .tools import IDEMPOTENCY_KEY_PARAM, ToolSpec, UndoSpec
 
 class Rules(Protocol):
     def refusal(
-        self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall]
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        history: Sequence[PastCall],
+        sources: Mapping[str, str] | None = None,
     ) -> str | None: ...
 
 
@@ -46,8 +50,25 @@ class Check:
         self.tools = tools
         self.rules = rules
 
-    def call(self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall]) -> Verdict:
-        refusal = self.rules.refusal(tool, args, history)
+    def call(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        history: Sequence[PastCall],
+        sources: Mapping[str, str] | None = None,
+    ) -> Verdict:
+        """The rulebook's verdict on a step; `sources` says where each argument came from
+        ("turn", "step <n> (<tool>)" or "model"; see `provenance.py`)."""
+        spec = self.tools.get(tool)
+        if spec is None:
+            return Verdict(False, texts.unknown_tool_refusal(tool))
+        for param in spec.params:
+            if param.required and param.name != IDEMPOTENCY_KEY_PARAM and param.name not in args:
+                return Verdict(False, texts.missing_argument_refusal(tool, param.name))
+        for name in args:
+            if spec.param(name) is None or name == IDEMPOTENCY_KEY_PARAM:
+                return Verdict(False, texts.unknown_argument_refusal(tool, name))
+        refusal = self.rules.refusal(tool, args, history, sources)
         if refusal is not None:
             return Verdict(False, refusal)
         return Verdict(True, texts.allowed_call(tool))
@@ -85,7 +106,9 @@ class Check:
             found, bound = _resolve(source, write)
             if not found or bound != value:
                 return Verdict(False, texts.undo_bound_elsewhere(plan.tool, name, source))
-        refusal = self.rules.refusal(plan.tool, plan.args, history)
+        # Every argument of an undo is bound to the step it undoes.
+        from_step = {name: texts.source_step(write.step, write.tool) for name in plan.args}
+        refusal = self.rules.refusal(plan.tool, plan.args, history, from_step)
         if refusal is not None:
             return Verdict(False, texts.undo_refused(plan.tool, refusal))
         return Verdict(True, texts.allowed_undo(plan.tool, write.tool, write.step, plan.sources))

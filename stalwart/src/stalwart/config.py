@@ -19,6 +19,9 @@ The file's shape (every key but `agents` may be left out)::
     runs: atomic                                  # the only mode, and the default
     record: ./desk.sqlite                         # or ":memory:" or a postgresql:// URL
     operator_token_env: STALWART_OPERATOR_TOKEN
+    prices:                                       # dollars per million tokens, laid over
+      "anthropic:claude-sonnet-5-5":              #   the prices stalwart ships
+        {input_per_mtok: 3, output_per_mtok: 15}
 
 Each item of `tools:` is a mapping with one key: `python` names a module (a source),
 any other key is a tool's name and its value the facts about it: `writes`, `undo`,
@@ -55,6 +58,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stalwart.errors import ConfigError
+from stalwart.models.pricing import Price, PriceTable
 from stalwart.rulebook import Rulebook, load_rulebook
 from stalwart.tools import ToolDefinitionError, ToolSpec, UndoSpec, parse_undo, tools_in_module
 
@@ -96,6 +100,7 @@ class ProjectConfig:
     record: str
     operator_token_env: str | None
     modules: tuple[str, ...]  # the python: sources, in the order listed
+    prices: Mapping[str, Price] = field(default_factory=dict)  # by "provider:model"
 
     @property
     def folder(self) -> Path:
@@ -116,6 +121,7 @@ class AgentConfig:
     operator_token_env: str | None
     source: Path
     project: ProjectConfig = field(repr=False)
+    prices: Mapping[str, Price] = field(default_factory=dict)  # the project's `prices:`
 
 
 def confirms(spec: ToolSpec) -> bool:
@@ -191,6 +197,7 @@ class _RawFile(_Raw):
     runs: Literal["atomic"] = "atomic"
     record: str | None = None
     operator_token_env: str | None = None
+    prices: dict[str, dict[str, Any]] = {}
 
 
 class _RawUndo(_Raw):
@@ -249,10 +256,30 @@ class _Loader:
             record=record,
             operator_token_env=raw.operator_token_env,
             modules=tuple(name for _, name in modules),
+            prices=types.MappingProxyType(self._prices(raw.prices)),
         )
         for name, raw_agent in raw.agents.items():
             agents[name] = self._agent(name, raw_agent, project)
         return project
+
+    def _prices(self, raw: dict[str, dict[str, Any]]) -> dict[str, Price]:
+        prices: dict[str, Price] = {}
+        for selector, price in raw.items():
+            loc: Loc = ("prices", selector)
+            if ":" not in selector:
+                raise self.error(loc, f"expected a 'provider:model' selector, got {selector!r}",
+                                 at_key=True)  # fmt: skip
+            if any(isinstance(v, bool) or not isinstance(v, int | float | str)
+                   for v in price.values()):  # fmt: skip
+                raise self.error(loc, "expected input_per_mtok and output_per_mtok in dollars")
+            try:
+                table = PriceTable().updated({selector: price})
+            except ValueError as error:
+                raise self.error(loc, str(error)) from None
+            found = table.get(selector)
+            assert found is not None
+            prices[selector] = found
+        return prices
 
     def _parse_yaml(self) -> Any:
         try:
@@ -503,6 +530,7 @@ class _Loader:
             operator_token_env=project.operator_token_env,
             source=self.source,
             project=project,
+            prices=project.prices,
         )
 
     def _model(self, raw: str, loc: Loc) -> ModelSelector:

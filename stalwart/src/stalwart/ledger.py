@@ -67,7 +67,7 @@ class Ledger:
                 undone=call.undone_by is not None,
             )
             for call in self.calls
-            if call.status in _SEEN_BY_RULES
+            if call.status in _SEEN_BY_RULES and call.kind != "model"
         ]
 
     # --- changing ---

@@ -15,7 +15,9 @@ class Waiting:
     happen) or "undo" (an undo failed every try and the run is stuck: retry, done by
     hand, abandon). `tool` and `args` are the call asked about (for "undo", the undo);
     `text` what the person is shown; `answers` the answers it takes; `step` the step of
-    the run it is about; `call` the recorded call it is about, once there is one.
+    the run it is about; `call` the recorded call it is about, once there is one;
+    `sources`, on a confirmation of a step a model chose, where each argument came from
+    ("turn", "step <n> (<tool>)" or "model").
     """
 
     kind: str
@@ -26,6 +28,7 @@ class Waiting:
     run: str
     step: int
     call: str | None = None
+    sources: dict[str, str] | None = None
 
     @classmethod
     def from_record(cls, question: dict[str, Any]) -> Waiting:
@@ -38,10 +41,11 @@ class Waiting:
             run=question["run"],
             step=question["step"],
             call=question.get("call"),
+            sources=question.get("sources"),
         )
 
     def to_record(self) -> dict[str, Any]:
-        return {
+        record = {
             "kind": self.kind,
             "tool": self.tool,
             "args": self.args,
@@ -51,6 +55,9 @@ class Waiting:
             "step": self.step,
             "call": self.call,
         }
+        if self.sources is not None:
+            record["sources"] = self.sources
+        return record
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,12 @@ everything. A rule is one of:
         A cap on a count: the earlier calls of <tool> that ran in this session, plus
         this one, must satisfy the comparison.
 
+    require <tool>.<arg> from <source> [or <source>...]
+        A rule on provenance: the value of <arg> must come from one of the sources,
+        `turn` (the person's turn said it) or `step` (an earlier step of this run
+        returned it); a value the model wrote alone is refused. A call that leaves
+        <arg> out is not checked.
+
 <op> is one of `<=`, `<`, `>=`, `>`. Caps count every call that ran, undone or not:
 the record is never rewound, so a charge that was refunded still counts. Order rules
 need a call that ran and was *not* undone, so a refund cannot follow a charge that was
@@ -73,11 +79,19 @@ REFUSAL_TEXTS: Mapping[str, str] = {
         "{tool} is refused: this would be call {count} of {tool} in this session, and "
         "the rulebook requires {tool} calls {op} {limit} per session ({where})."
     ),
+    "source": (
+        "{tool} is refused: {tool}.{arg} came from {source}, and the rulebook requires "
+        "it to come from {allowed} ({where})."
+    ),
     "not_a_number": (
         "{tool} is refused: {tool}.{arg} is {value!r}, not a number, and the rulebook "
         "caps it ({where})."
     ),
 }
+
+
+# Where a value may come from, as a `require` rule names it, and as a person reads it.
+SOURCE_KINDS: Mapping[str, str] = {"turn": "the turn", "step": "an earlier step"}
 
 
 @dataclass(frozen=True)
@@ -209,7 +223,36 @@ class CallsCap:
         )
 
 
-Rule = OrderRule | ArgumentCap | TotalCap | CallsCap
+@dataclass(frozen=True)
+class SourceRule:
+    """`require <tool>.<arg> from turn [or step]`: where an argument's value may come from.
+
+    A source is recorded per argument as "turn", "step <n> (<tool>)" or "model"; a
+    source not given at all counts as "model", the one the rule never allows.
+    """
+
+    tool: str
+    arg: str
+    allowed: tuple[str, ...]  # of SOURCE_KINDS
+    line: int
+    references: tuple[Reference, ...] = field(default=(), repr=False, compare=False)
+
+    def refusal(
+        self, tool: str, args: Mapping[str, Any], sources: Mapping[str, str] | None, where: str
+    ) -> str | None:
+        if tool != self.tool or args.get(self.arg) is None:
+            return None
+        source = (sources or {}).get(self.arg, "model")
+        if source.split(" ", 1)[0] in self.allowed:
+            return None
+        shown = "the model alone" if source == "model" else source
+        return REFUSAL_TEXTS["source"].format(
+            tool=tool, arg=self.arg, source=shown,
+            allowed=" or ".join(SOURCE_KINDS[kind] for kind in self.allowed), where=where,
+        )  # fmt: skip
+
+
+Rule = OrderRule | ArgumentCap | TotalCap | CallsCap | SourceRule
 
 
 @dataclass(frozen=True)
@@ -220,12 +263,24 @@ class Rulebook:
     rules: tuple[Rule, ...] = ()
 
     def refusal(
-        self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall]
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        history: Sequence[PastCall],
+        sources: Mapping[str, str] | None = None,
     ) -> str | None:
-        """None when the rules allow the call, else one sentence saying which rule refuses it."""
+        """None when the rules allow the call, else one sentence saying which rule refuses it.
+
+        `sources` says where each argument's value came from ("turn", "step <n>
+        (<tool>)" or "model"); only `require` rules read it.
+        """
         name = self.source.name if self.source is not None else "rulebook"
         for rule in self.rules:
-            sentence = rule.refusal(tool, args, history, f"{name}, line {rule.line}")
+            where = f"{name}, line {rule.line}"
+            if isinstance(rule, SourceRule):
+                sentence = rule.refusal(tool, args, sources, where)
+            else:
+                sentence = rule.refusal(tool, args, history, where)
             if sentence is not None:
                 return sentence
         return None
@@ -337,11 +392,38 @@ def _parse_line(tokens: list[_Token], source: str, line: int) -> Rule:
     if reader.at("cap") and tokens[1].text != "only":
         reader.position += 1
         return _parse_cap(reader)
+    if reader.at("require") and tokens[1].text != "only":
+        reader.position += 1
+        return _parse_require(reader)
     return _parse_order(reader)
 
 
+def _parse_require(reader: _Reader) -> SourceRule:
+    tool = reader.take("name", "a tool name")
+    reader.take("punct", "'.' and an argument name", ".")
+    arg = reader.take("name", "an argument name")
+    references = (
+        _tool_ref(tool, reader.line),
+        Reference("arg", tool.text, arg.text, reader.line, arg.column),
+    )
+    reader.word("from")
+    allowed: list[str] = []
+    while True:
+        token = reader.next
+        if token.kind != "name" or token.text not in SOURCE_KINDS:
+            raise reader.fail("'turn' or 'step'")
+        reader.position += 1
+        if token.text not in allowed:
+            allowed.append(token.text)
+        if not reader.at("or"):
+            break
+        reader.position += 1
+    reader.end()
+    return SourceRule(tool.text, arg.text, tuple(allowed), reader.line, references)
+
+
 def _parse_order(reader: _Reader) -> OrderRule:
-    tool = reader.take("name", "a tool name or 'cap'")
+    tool = reader.take("name", "a tool name, 'cap' or 'require'")
     reader.word("only")
     reader.word("after")
     earlier = reader.take("name", "the name of the tool that must come first")

@@ -26,13 +26,15 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from . import texts
+from . import model_loop, texts
 from .check import Check, UndoPlan
 from .current import CurrentCall, sending
 from .errors import StalwartError
 from .keys import idempotency_key, undo_key
 from .ledger import Ledger
 from .memory import rewind
+from .models import Model
+from .provenance import all_from_turn
 from .record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded
 from .replies import Waiting
 from .retry import (
@@ -62,6 +64,7 @@ class State(StrEnum):
 class Event(StrEnum):
     READ = "read"  # the turn was read into steps
     NOT_READ = "not_read"  # a clause could not be read (on_unread: refuse)
+    TO_MODEL = "to_model"  # a clause could not be read; the model chooses the steps
     ASK = "ask"  # a write waits for its confirmation
     APPROVE = "approve"
     SKIP = "skip"
@@ -71,6 +74,7 @@ class Event(StrEnum):
     DID_NOT_HAPPEN = "did not happen"
     STEP_FAILED = "step_failed"  # a tool raised
     REFUSED = "refused"  # the check refused a step
+    MODEL_FAILED = "model_failed"  # the model could not answer, or would not stop
     FINISHED = "finished"  # no step remains
     UNDONE = "undone"  # nothing remains to undo
     UNDO_FAILED = "undo_failed"  # an undo failed on every try
@@ -83,6 +87,7 @@ class Event(StrEnum):
 TRANSITIONS: Mapping[tuple[State, Event], State] = {
     (State.NEW, Event.READ): State.RUNNING,
     (State.NEW, Event.NOT_READ): State.UNREAD,
+    (State.NEW, Event.TO_MODEL): State.RUNNING,
     (State.RUNNING, Event.ASK): State.WAITING,
     (State.WAITING, Event.APPROVE): State.RUNNING,
     (State.WAITING, Event.SKIP): State.RUNNING,
@@ -92,6 +97,7 @@ TRANSITIONS: Mapping[tuple[State, Event], State] = {
     (State.WAITING, Event.DID_NOT_HAPPEN): State.ROLLING_BACK,
     (State.RUNNING, Event.STEP_FAILED): State.ROLLING_BACK,
     (State.RUNNING, Event.REFUSED): State.ROLLING_BACK,
+    (State.RUNNING, Event.MODEL_FAILED): State.ROLLING_BACK,
     (State.RUNNING, Event.FINISHED): State.DONE,
     (State.ROLLING_BACK, Event.UNDONE): State.ROLLED_BACK,
     (State.ROLLING_BACK, Event.UNDO_FAILED): State.STUCK,
@@ -148,13 +154,16 @@ def move(ledger: Ledger, run: RunRow, event: Event, **changes: Any) -> RunRow:
 
 @dataclass(frozen=True)
 class Agentry:
-    """What a run needs of its agent: its name, its tools, its check, and the clock's schedule."""
+    """What a run needs of its agent: its name, its tools, its check, the clock's schedule,
+    and the model a turn the selector cannot read goes to (on_unread: model)."""
 
     name: str
     tools: Mapping[str, ToolSpec]
     check: Check
     confirms: Callable[[ToolSpec], bool]  # whether a person confirms the tool's calls
     undo_backoff: UndoBackoff
+    model: Model | None = None
+    max_model_calls: int = model_loop.DEFAULT_MAX_MODEL_CALLS
 
 
 # --- starting ---
@@ -164,6 +173,15 @@ def start(ledger: Ledger, agentry: Agentry, turn: str, steps: list[dict[str, Any
     """Record a new run of these steps and advance it as far as it goes."""
     run = _new_run(ledger, turn, steps)
     run = move(ledger, run, Event.READ)
+    return advance(ledger, agentry, run)
+
+
+def start_model(ledger: Ledger, agentry: Agentry, turn: str) -> RunRow:
+    """Record a new run whose steps the model chooses, and advance it as far as it goes."""
+    run = _new_run(ledger, turn, [])
+    run = move(ledger, run, Event.TO_MODEL)
+    selector = agentry.model.selector if agentry.model is not None else ""
+    model_loop.begin(ledger, agentry.name, run, selector)
     return advance(ledger, agentry, run)
 
 
@@ -301,10 +319,11 @@ def resume(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
     record shows it allowed.
     """
     if run.state == State.RUNNING:
+        # An ask of the model left in flight is asked again by `advance`: it changes nothing.
         flying = [
             call
             for call in ledger.run_calls(run.run_id)
-            if call.status == CallStatus.IN_FLIGHT and call.kind != "undo"
+            if call.status == CallStatus.IN_FLIGHT and call.kind in ("read", "write")
         ]
         if flying:
             call = flying[-1]
@@ -330,18 +349,23 @@ def advance(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
     """Send steps until one waits for a person, the run ends, or it fails and rolls back."""
     while run.state == State.RUNNING:
         if run.cursor >= len(run.steps):
+            if model_loop.is_model_run(ledger, run):
+                run = _ask_model(ledger, agentry, run)
+                continue
             reply = texts.done_reply(_outcomes(ledger, run))
             ledger.add_message("assistant", reply, run.run_id)
             run = move(ledger, run, Event.FINISHED, reply=reply)
             break
         index = run.cursor
         step = run.steps[index]
-        spec = agentry.tools[step["tool"]]
-        if agentry.confirms(spec):
-            verdict = agentry.check.call(step["tool"], step["args"], ledger.history())
+        spec = agentry.tools.get(step["tool"])
+        if spec is not None and agentry.confirms(spec):
+            verdict = agentry.check.call(
+                step["tool"], step["args"], ledger.history(), step_sources(step)
+            )
             if not verdict.allowed:
                 run = _refuse(ledger, agentry, run, index, step, verdict.text)
-                break
+                continue
             waiting = _confirmation(ledger, agentry, run, index, step)
             run = move(ledger, run, Event.ASK, question=waiting.to_record())
             break
@@ -352,10 +376,38 @@ def advance(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
     return run
 
 
+def _ask_model(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+    """Ask the model for the run's next steps; its last word ends the run."""
+    asked = model_loop.ask(
+        ledger, agentry.model, agentry.tools, agentry.name, run, agentry.max_model_calls
+    )
+    if isinstance(asked, model_loop.Failure):
+        return move(ledger, run, Event.MODEL_FAILED, failure=asked.failure)
+    if not asked.steps:
+        reply = asked.text or texts.MODEL_NO_ANSWER
+        ledger.add_message("assistant", reply, run.run_id)
+        return move(ledger, run, Event.FINISHED, reply=reply)
+    if asked.text:
+        ledger.add_message("assistant", asked.text, run.run_id)
+    run = ledger.put_run(replace(run, steps=[*run.steps, *asked.steps]))
+    # The answer is durable before any of its steps runs: a run resumed on another worker
+    # takes the steps from the record and never asks the model for this answer again.
+    ledger.commit()
+    return run
+
+
+def step_sources(step: Mapping[str, Any]) -> dict[str, str]:
+    """Where each argument of a step came from: as recorded for a model's step, and every
+    value from the turn for a step the selector read."""
+    recorded = step.get("sources")
+    return dict(recorded) if recorded is not None else all_from_turn(step["args"])
+
+
 def _confirmation(
     ledger: Ledger, agentry: Agentry, run: RunRow, index: int, step: dict[str, Any]
 ) -> Waiting:
     spec = agentry.tools[step["tool"]]
+    sources = step.get("sources")  # shown for a model's step; the selector's are the turn's
     return Waiting(
         kind="confirm",
         tool=step["tool"],
@@ -365,10 +417,12 @@ def _confirmation(
             step["args"],
             irreversible=spec.irreversible,
             in_atomic_run=_others_would_be_undone(ledger, agentry, run, index),
+            sources=sources,
         ),
         answers=texts.CONFIRM_ANSWERS,
         run=run.run_id,
         step=index + 1,
+        sources=dict(sources) if sources is not None else None,
     )
 
 
@@ -378,8 +432,11 @@ def _others_would_be_undone(ledger: Ledger, agentry: Agentry, run: RunRow, index
         call.kind == "write" and call.status in TOOK_EFFECT and _undo_of(agentry, call.tool)
         for call in ledger.run_calls(run.run_id)
     )
-    later = any(agentry.tools[s["tool"]].writes for s in run.steps[index + 1 :])
-    return earlier or later
+    later = any(
+        spec.writes for s in run.steps[index + 1 :] if (spec := agentry.tools.get(s["tool"]))
+    )
+    # A model may still choose more steps after this one.
+    return earlier or later or model_loop.is_model_run(ledger, run)
 
 
 def _send(
@@ -387,9 +444,9 @@ def _send(
 ) -> RunRow:
     """Check a step, record it in flight with its key, and send it (with its retries)."""
     tool = step["tool"]
-    spec = agentry.tools[tool]
-    args = typed_args(spec, step["args"])
-    verdict = agentry.check.call(tool, args, ledger.history())
+    spec = agentry.tools.get(tool)
+    args = typed_args(spec, step["args"]) if spec is not None else dict(step["args"])
+    verdict = agentry.check.call(tool, args, ledger.history(), step_sources(step))
     if not verdict.allowed:
         return _refuse(ledger, agentry, run, index, step, verdict.text)
     key = idempotency_key(ledger.session.session, f"{run.number}.{index + 1}", tool, args)
@@ -475,8 +532,21 @@ def _refuse(
     tool, args = step["tool"], dict(step["args"])
     refused = _call_row(ledger, agentry, run, index, tool, args, None, "refused", None)
     ledger.put_call(replace(refused, error=why, finished=ledger.clock.now()))
+    if step.get("tool_call_id") is not None and not _wrote(ledger, run):
+        # A model's step refused before anything of its run was written: the model is
+        # told why, as the step's result, and chooses again. Nothing needs undoing.
+        ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
+        ledger.add_message("tool", texts.memory_refused(why), run.run_id)
+        return ledger.put_run(replace(run, cursor=index + 1))
     failure = {"cause": "refused", "tool": tool, "reason": why}
     return move(ledger, run, Event.REFUSED, failure=failure)
+
+
+def _wrote(ledger: Ledger, run: RunRow) -> bool:
+    """Whether a write of this run took effect (so a later refusal fails the run)."""
+    return any(
+        call.kind == "write" and call.status in TOOK_EFFECT for call in ledger.run_calls(run.run_id)
+    )
 
 
 def _record_declined(
@@ -634,6 +704,10 @@ def _cause(run: RunRow) -> str:
         return texts.did_not_happen_because(failure["tool"])
     if cause == "operator":
         return texts.operator_because()
+    if cause == "model":
+        return texts.model_failed_because(failure["model"], failure["detail"])
+    if cause == "model_cap":
+        return texts.model_cap_because(failure["model"], failure["calls"])
     return texts.failed_because(failure.get("tool", "?"), failure.get("error", "?"))
 
 
@@ -689,6 +763,7 @@ def _call_row(
     status: str,
     allowed: str | None,
 ) -> CallRow:
+    spec = agentry.tools.get(tool)
     return CallRow(
         call_id=f"{run.run_id}:{index + 1}",
         run_id=run.run_id,
@@ -696,7 +771,7 @@ def _call_row(
         agent=agentry.name,
         seq=ledger.next_call_seq(),
         step=index + 1,
-        kind="write" if agentry.tools[tool].writes else "read",
+        kind="write" if spec is not None and spec.writes else "read",
         tool=tool,
         args=_as_recorded(args),
         key=key,
@@ -706,7 +781,8 @@ def _call_row(
         error=None,
         undoes=None,
         undone_by=None,
-        bindings=None,
+        # Where each argument came from (provenance.py), kept with the call.
+        bindings=step_sources(run.steps[index]),
         created=ledger.clock.now(),
         finished=None,
     )

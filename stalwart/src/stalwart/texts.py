@@ -44,12 +44,23 @@ def call_text(tool: str, args: Mapping[str, Any]) -> str:
 
 
 def confirm_question(
-    tool: str, args: Mapping[str, Any], *, irreversible: bool, in_atomic_run: bool
+    tool: str,
+    args: Mapping[str, Any],
+    *,
+    irreversible: bool,
+    in_atomic_run: bool,
+    sources: Mapping[str, str] | None = None,
 ) -> str:
-    """The confirmation a write waits on; an irreversible one carries its warning under it."""
+    """The confirmation a write waits on; an irreversible one carries its warning under it.
+
+    `sources`, for a step a model chose, says where each argument came from, on a line of
+    its own under the question.
+    """
     question = f"Run {call_text(tool, args)}?"
     if irreversible and in_atomic_run:
         question += f" {IRREVERSIBLE_IN_ATOMIC_RUN}"
+    if sources:
+        question += f"\n{provenance_line(sources)}"
     if irreversible:
         question += f"\n{IRREVERSIBLE_WARNING}"
     return question
@@ -233,6 +244,10 @@ def memory_error(error_type: str, message: str) -> str:
     return f"error: {error_type}: {message}" if message else f"error: {error_type}"
 
 
+def memory_refused(why: str) -> str:
+    return f"refused: {why}"
+
+
 MEMORY_HAPPENED = "no answer came back; a person said the call took effect"
 MEMORY_DID_NOT_HAPPEN = "no answer came back; a person said the call took no effect"
 MEMORY_UNDONE_BY_HAND = "a person said this was undone by hand"
@@ -306,12 +321,104 @@ def operator_run_busy(session: str, run: str, state: str, question: str) -> str:
     )
 
 
-def no_model(clause: str | None) -> str:
-    said = f'"{clause}"' if clause else "this turn"
+# --- the model loop (on_unread: model) ---
+
+# What the model is told about itself; the agent's tools go beside it as JSON schemas.
+MODEL_SYSTEM = (
+    "You are the agent {agent}. Do what the person asks with your tools. Every write is "
+    "shown to the person with its exact arguments and runs only if they approve it. "
+    "Take amounts, order numbers and other values from the person's words or from what "
+    "a tool returned, never from a guess. When the work is done, answer in plain text."
+)
+
+# Where an argument's value came from, as a confirmation shows it.
+SOURCE_TURN = "turn"
+SOURCE_MODEL = "model"
+
+
+def source_step(step: int, tool: str) -> str:
+    """The source of a value found in an earlier step's result: step 1 (get_order)."""
+    return f"step {step} ({tool})"
+
+
+def source_shown(source: str) -> str:
+    """A source as a person reads it."""
+    if source == SOURCE_TURN:
+        return "your turn"
+    if source == SOURCE_MODEL:
+        return "the model alone"
+    return source
+
+
+def provenance_line(sources: Mapping[str, str]) -> str:
+    """Under a confirmation of a step a model chose: where each argument came from."""
+    listed = ", ".join(f"{name} from {source_shown(source)}" for name, source in sources.items())
+    return f"Where the arguments came from: {listed}."
+
+
+def model_failed_because(model: str, detail: str) -> str:
+    return f"the model {model} could not answer ({detail})"
+
+
+def model_unavailable_detail(attempts: int, last_status: int | None) -> str:
+    last = f"HTTP {last_status}" if last_status is not None else "no connection"
+    return f"still unavailable after {attempts} tries, last: {last}"
+
+
+def model_rejected_detail(status: int) -> str:
+    return f"it refused the request, HTTP {status}"
+
+
+MODEL_REPLY_UNREADABLE = "its answer could not be read"
+
+
+def model_cap_because(model: str, calls: int) -> str:
+    return f"the model {model} made {calls} calls without finishing"
+
+
+MODEL_NO_ANSWER = "The model finished without a word."
+MODEL_NOT_RUN = "this call was not run"
+
+
+def unknown_tool_refusal(tool: str) -> str:
+    return f"{tool} is not one of this agent's tools."
+
+
+def missing_argument_refusal(tool: str, argument: str) -> str:
+    return f"{tool} needs {argument}, and the call leaves it out."
+
+
+def unknown_argument_refusal(tool: str, argument: str) -> str:
+    return f"{tool} takes no argument {argument}."
+
+
+def model_missing(agent: str) -> str:
     return (
-        f"The selector could not read {said}, and on_unread: model needs a model; "
-        "calling a model is not supported yet. Nothing ran."
+        f"agent {agent!r}: on_unread: model needs a model; add model: '<provider>:<model>' "
+        "to the agent in agent.yaml, or pass model= to Agent"
     )
+
+
+def model_history_result(content: str) -> str:
+    """A tool's result in an earlier run, as the model reads it back."""
+    return f"-> {content}"
+
+
+# --- usage (stalwart usage) ---
+
+
+def usage_line(label: str, calls: int, input_tokens: int, output_tokens: int, cost: Any) -> str:
+    """One line of `stalwart usage`: a run, or the total; cost a Decimal or None."""
+    noun = "model call" if calls == 1 else "model calls"
+    shown = f"${cost}" if cost is not None else "cost unknown"
+    return (
+        f"{label}: {calls} {noun}, {input_tokens} input tokens, {output_tokens} output tokens, "
+        f"{shown}"
+    )
+
+
+def no_session(session: str) -> str:
+    return f"Session {session!r} has no record for this agent."
 
 
 def rewind_refused(session: str, remaining: int) -> str:
