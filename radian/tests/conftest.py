@@ -5,7 +5,8 @@
   remote named origin (tmp_path/remote.git). Commits work: user.name/email are set.
 - `scripted_worker`: writes a scenario (attempt id -> step, see scripted_worker.py) and
   returns the exec_args that run it.
-- `arc_repo`: git_repo with .radian/arc.toml written by `write_config` (fast limits).
+- `world`: the gate's GitWorld (gate_fixtures/world.py): a bare remote and three clones.
+- `write_config`: .radian/arc.toml with fast worker limits.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_fixtures.world import GitWorld, make_world
 
 from radian.arc.clock import FakeClock
 
@@ -35,6 +37,12 @@ def git(cwd: Path, *args: str) -> str:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> GitWorld:
+    """The gate's git world (gate_fixtures/world.py): a bare remote and three clones."""
+    return make_world(tmp_path / "world")
 
 
 def make_git_repo(root: Path) -> Path:

@@ -25,6 +25,7 @@ from radian.arc.gate.apply import apply_gate
 from radian.arc.gate.findings import Finding
 from radian.arc.gate.pipeline import GateRun
 from radian.arc.gate.verdict import Verdict, next_seq, write_verdict
+from radian.arc.model import next_attempt_id
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
 
@@ -50,7 +51,7 @@ def verdict(store: ArcStore, attempt_id: str, outcome: str) -> Verdict:
 def start_attempt(store: ArcStore, clock: FakeClock) -> str:
     """What the loop does from todo.ready: an attempt that delivers and reaches the gate."""
     task = store.load_task("t")
-    attempt_id = f"{len(task.attempts) + 1:03d}"
+    attempt_id = next_attempt_id(task)
     transition(task, State.WORKING, clock, last_attempt_id=attempt_id,
                attempts=[*task.attempts, attempt_id])  # fmt: skip
     transition(task, State.VERIFYING, clock, head_sha="h" * 40, merge_pending=False)

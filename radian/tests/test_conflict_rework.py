@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from gate_fixtures.arc_world import (
     worker_log,
     write_arc_config,
 )
-from gate_fixtures.world import GitWorld, make_world
+from gate_fixtures.world import GitWorld
 
 from radian.arc import show
 from radian.arc.clock import FakeClock
@@ -38,16 +37,6 @@ def clashing_step(world: GitWorld) -> dict[str, Any]:
             "files": {"src/calc/ops.py": ops("main {attempt}")},
         },
     }
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> GitWorld:
-    return make_world(tmp_path / "world")
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 def test_a_conflict_gets_a_rework_and_the_next_attempt_starts_mid_merge(

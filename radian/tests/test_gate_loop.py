@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from gate_fixtures.arc_world import (
     PYTEST,
@@ -14,7 +12,7 @@ from gate_fixtures.arc_world import (
     worker_args,
     write_arc_config,
 )
-from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld, make_world
+from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld
 
 from radian.arc import show
 from radian.arc.clock import FakeClock
@@ -24,16 +22,6 @@ from radian.arc.store import ArcStore
 
 DOUBLE_FILES = {"src/calc/ops.py": OPS_WITH_DOUBLE}
 TODO_FILES = {"src/calc/ops.py": OPS_WITH_DOUBLE + "\n# TODO handle overflow\n"}
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> GitWorld:
-    return make_world(tmp_path / "world")
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 def test_a_task_that_passes_its_gate_is_integrated(world: GitWorld, clock: FakeClock) -> None:

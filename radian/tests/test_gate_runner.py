@@ -5,11 +5,9 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from pathlib import Path
 
-import pytest
 from gate_fixtures.arc_world import add_plan, run_arc, task, worker_args, write_arc_config
-from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld, make_world
+from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld
 
 from radian.arc import commands
 from radian.arc.clock import FakeClock
@@ -24,16 +22,6 @@ from radian.arc.store import ArcStore
 
 SLEEP = f"{sys.executable} -c 'import time; time.sleep(1.5)'"
 HANG = f"{sys.executable} -c 'import time; time.sleep(60)'"
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> GitWorld:
-    return make_world(tmp_path / "world")
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 def files(name: str) -> dict[str, str]:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
-import pytest
-from gate_fixtures.world import CHECK_DOUBLE, OPS_WITH_DOUBLE, GitWorld, make_world, run_git
+from gate_fixtures.world import CHECK_DOUBLE, OPS_WITH_DOUBLE, GitWorld, run_git
 
 from radian.arc.clock import FakeClock
 from radian.arc.config import parse_config
@@ -49,11 +47,6 @@ commands = [{{ run = "{run}", timeout_secs = {timeout} }}]
 [integration]
 commands = [{integration}]
 """
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> GitWorld:
-    return make_world(tmp_path / "world")
 
 
 def add_double(world: GitWorld, task: str = "double") -> str:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from gate_fixtures.world import GitWorld, make_world
+from gate_fixtures.world import GitWorld
 from test_gate_stages import gate_job, run
 
 from radian.arc.gate.mutation import mutant_glob, mutation_candidates
@@ -39,11 +36,6 @@ stages = ["mutation"]
 min_killed = {min_killed}
 timeout_secs = 120
 """
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> GitWorld:
-    return make_world(tmp_path / "world")
 
 
 def test_a_well_tested_change_passes_the_killed_share(world: GitWorld) -> None:

@@ -16,7 +16,7 @@ from gate_fixtures.arc_world import (
     worker_args,
     write_arc_config,
 )
-from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld, make_world
+from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld
 
 from radian.arc import commands
 from radian.arc.clock import FakeClock
@@ -31,16 +31,6 @@ from radian.arc.store import ArcStore
 
 BROKEN_CHECK = "def test_main_is_broken():\n    assert False\n"
 DOUBLE = {"src/calc/ops.py": OPS_WITH_DOUBLE}
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> GitWorld:
-    return make_world(tmp_path / "world")
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 def store_of(world: GitWorld) -> ArcStore:

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from arc_helpers import make_plan
 
+from radian.arc.atomic import read_json, write_json_atomic
 from radian.arc.clock import FakeClock
 from radian.arc.errors import NotFoundError
-from radian.arc.store import ArcStore, read_json, write_json_atomic
+from radian.arc.store import ArcStore
 
 INCREMENT = """
 import sys

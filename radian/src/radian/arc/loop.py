@@ -31,6 +31,7 @@ from radian.arc import worker as worker_api
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.errors import ArcError, ConfigError
+from radian.arc.model import claim_record, next_attempt_id
 from radian.arc.settle import (
     AttemptOutcome,
     outcome_from_end,
@@ -134,19 +135,12 @@ def claim(
         task = store.load_task(name)
         if task.state not in allowed:
             return None
-        attempt_id = f"{len(task.attempts) + 1:03d}"
+        attempt_id = next_attempt_id(task)
         resume = task.session_id if config.worker.session == "resume" else None
         attempt_dir = store.attempt_dir(name, attempt_id)
+        claimed_at = format_utc(clock.now())
         store.write_attempt_intent(
-            name,
-            attempt_id,
-            {
-                "task": name,
-                "attempt_id": attempt_id,
-                "owner_pid": os.getpid(),
-                "resume_session_id": resume,
-                "claimed_at": format_utc(clock.now()),
-            },
+            name, attempt_id, claim_record(name, attempt_id, resume, claimed_at, "worker")
         )
         from_state = str(task.state)
         spec = worker_api.AttemptSpec(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -77,6 +78,21 @@ def branch_for(task: str) -> str:
     return f"arc/{task}"
 
 
-def attempt_id_for(number: int) -> str:
-    """Attempt ids sort in order: 001, 002, ..."""
-    return f"{number:03d}"
+def next_attempt_id(task: Task) -> str:
+    """The id of the task's next attempt; ids sort in order: 001, 002, ..."""
+    return f"{len(task.attempts) + 1:03d}"
+
+
+def claim_record(
+    task: str, attempt_id: str, resume_session_id: str | None, claimed_at: str, kind: str
+) -> dict[str, Any]:
+    """attempt.json, written before the task moves: who runs the attempt (this process, so a
+    later `run` can tell a dead owner) and which session it resumes."""
+    return {
+        "task": task,
+        "attempt_id": attempt_id,
+        "owner_pid": os.getpid(),
+        "resume_session_id": resume_session_id,
+        "claimed_at": claimed_at,
+        "kind": kind,
+    }

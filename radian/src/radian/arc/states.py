@@ -87,7 +87,6 @@ ALLOWED: dict[State, frozenset[State]] = {
     S.EXHAUSTED: frozenset({S.READY}),
 }
 
-TODO_STATES = frozenset({S.READY, S.RETRY_WAIT, S.PAUSED_BUDGET})
 FAILED_STATES = frozenset({S.IRRECOVERABLE, S.CANCELLED, S.EXHAUSTED})
 # States a lead's rework may start from: the task is not running and not done.
 REWORKABLE_STATES = frozenset({S.READY, S.RETRY_WAIT, S.REWORK_PENDING}) | FAILED_STATES

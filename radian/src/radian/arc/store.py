@@ -1,17 +1,13 @@
 """arc's state on disk: atomic JSON files under `<repo>/.radian/arc/`, each write under a lock.
 
-A write goes to a temporary file in the same folder, is fsynced and renamed over the old
-file, and the folder is fsynced: a reader, or a process killed at any moment, sees the old
-file or the new one, never a torn one. Locks are files under `.radian/arc/locks/`, so a
+Every write is atomic (radian.arc.atomic): a reader, or a process killed at any moment, sees
+the old file or the new one, never a torn one. Locks are files under `.radian/arc/locks/`, so a
 `radian arc cancel` in another terminal waits for `run`'s write and the other way round.
 Lock order, to never deadlock: registry, then a task, then a plan.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,46 +15,12 @@ from typing import Any
 
 from filelock import FileLock
 
+from radian.arc.atomic import read_json, write_json_atomic, write_text_atomic
 from radian.arc.errors import NotFoundError
 from radian.arc.model import Plan, Task
 from radian.arc.texts import no_such_plan, no_such_task
 
 ARC_DIR = Path(".radian") / "arc"
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=2, sort_keys=False) + "\n"
-    write_text_atomic(path, text)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 class ArcStore:

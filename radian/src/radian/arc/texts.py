@@ -111,10 +111,6 @@ def delivered(task: str, head_sha: str | None) -> str:
     return f"{task} completed -> review.verifying (head {(head_sha or '?')[:12]})"
 
 
-def verified_at_once(task: str) -> str:
-    return f"{task} reverify -> review.verifying"
-
-
 def delivery_failed(task: str, reason: str) -> str:
     return f"{task} delivery check failed -> review.rework_pending: {reason}"
 
@@ -171,10 +167,6 @@ def budget_reset(task: str) -> str:
 
 def interrupted() -> str:
     return "interrupted: workers stopped, every task file written"
-
-
-def nothing_to_do() -> str:
-    return "nothing ready"
 
 
 def waiting_until(when: str) -> str:

@@ -11,7 +11,6 @@ remote target sha) pair at most once (runs/<task>/auto_reverify.json), and at mo
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from filelock import Timeout
 
 from radian.arc import git
+from radian.arc.atomic import read_json, write_json_atomic
 from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
@@ -33,9 +33,9 @@ from radian.arc.gate.verdict import (
     Verdict,
     last_verdict,
 )
-from radian.arc.model import Task
+from radian.arc.model import Task, claim_record, next_attempt_id
 from radian.arc.states import State, transition
-from radian.arc.store import ArcStore, read_json, write_json_atomic
+from radian.arc.store import ArcStore
 
 AUTO_REVERIFY_FILE = "auto_reverify.json"
 HAND_STATES = frozenset({State.REWORK_PENDING, State.READY})
@@ -44,14 +44,11 @@ HAND_STATES = frozenset({State.REWORK_PENDING, State.READY})
 def claim_reverify(store: ArcStore, task: Task, clock: Clock, reason: str) -> str:
     """A reverify attempt: recorded (class reverify) before the task moves to
     review.verifying. The caller holds the task's lock; the task is saved here."""
-    attempt_id = f"{len(task.attempts) + 1:03d}"
+    attempt_id = next_attempt_id(task)
     now = format_utc(clock.now())
     store.write_attempt_intent(
-        task.name,
-        attempt_id,
-        {"task": task.name, "attempt_id": attempt_id, "owner_pid": os.getpid(),
-         "resume_session_id": None, "claimed_at": now, "kind": "reverify"},
-    )  # fmt: skip
+        task.name, attempt_id, claim_record(task.name, attempt_id, None, now, "reverify")
+    )
     row = ROWS["reverify"]
     store.write_attempt_result(
         task.name,
@@ -187,7 +184,7 @@ def auto_reverify(
                     store.save_task(task)
                     lines.append(line)
                 continue
-            attempt_id = f"{len(task.attempts) + 1:03d}"
+            attempt_id = next_attempt_id(task)
             _remember_pair(store, name, task.head_sha, remote_sha, attempt_id, clock)
             task.auto_reverify_count += 1
             claim_reverify(store, task, clock, "automatic reverify: the target branch moved")

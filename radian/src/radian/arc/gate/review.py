@@ -25,8 +25,6 @@ from radian.arc.gate.verdict import (
     REVIEW_UNAVAILABLE,
 )
 
-REVIEW_PLACEHOLDERS = ("diff_file", "brief_file", "worktree", "task", "attempt_id", "fix_level")
-
 
 def run_review(
     settings: ReviewConfig,

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from radian.arc.atomic import read_json, write_json_atomic
 from radian.arc.gate.findings import Finding
-from radian.arc.store import read_json, write_json_atomic
 
 VERDICTS_DIR = "verdicts"
 

@@ -15,9 +15,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from radian.arc.atomic import write_json_atomic
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import WorkerConfig
-from radian.arc.store import write_json_atomic
 from radian.arc.worker.delivery import Delivery, check_delivery
 from radian.arc.worker.files import CANCELLED, AttemptFiles, WrapperSpec, read_json_or_none
 from radian.arc.worker.result import WorkerResult, parse_result

@@ -7,8 +7,6 @@ it as __main__, and a second copy imported through the package would be a differ
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,30 +54,6 @@ class AttemptFiles:
     @property
     def cancel_requested(self) -> Path:  # written by stop_attempt before it signals
         return self.dir / "cancel_requested"
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Temp file in the same folder, fsync, rename, fsync the folder: radian.arc.store's
-    contract. The wrapper keeps its own copy because it starts once per attempt and
-    importing the store (and with it the pydantic record models) would double its start-up.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2)
-            stream.write("\n")
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
 
 
 def read_json_or_none(path: Path) -> Any:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from radian.arc import git
+from radian.arc.atomic import write_json_atomic
 from radian.arc.worker import texts
 from radian.arc.worker.command import (
     CommandValues,
@@ -41,7 +42,6 @@ from radian.arc.worker.files import (
     WALL_TIME,
     AttemptFiles,
     WrapperSpec,
-    write_json_atomic,
 )
 
 EXIT_WORKER_ENDED = 0  # the worker ran and ended by itself (its own exit code is in the status)
