@@ -10,10 +10,14 @@
   user of the machine and kept in shell histories): it is read from the environment
   variable `--token-env` names, by default the one agent.yaml's `operator_token_env`
   names, and asked for without echo when that variable is not set.
+- `stalwart usage agent.yaml SESSION` prints the tokens and cost of every ask of the
+  model in the session: one line per run that asked one, and a total. It reads the
+  record only: no model is loaded and no key is needed.
 
 A file that cannot be loaded exits 2 with the ConfigError's message on stderr; a wrong
 or missing operator token exits 3, and an undo that cannot be made exits 4, each with
-its message on stderr and nothing changed.
+its message on stderr and nothing changed. `usage` of a session the record does not hold
+for that agent exits 4.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from stalwart.agent import Agent
 from stalwart.config import AgentConfig, load_agent, load_project
 from stalwart.errors import AnswerError, ConfigError, OperatorTokenError
 from stalwart.lints import lint_agent, lint_project
+from stalwart.record import open_store
 from stalwart.texts import resumed_line
+from stalwart.usage import session_usage
 
 EXIT_BAD_CONFIG = 2
 EXIT_BAD_TOKEN = 3
@@ -101,6 +107,29 @@ def operator_undo(
             click.echo(str(error), err=True)
             raise SystemExit(EXIT_NOT_UNDONE) from None
     click.echo(reply.text)
+
+
+@main.command()
+@_CONFIG
+@click.argument("session")
+@click.option("--agent", "agent_name", default=None, help="The agent of the session.")
+def usage(config: Path, session: str, agent_name: str | None) -> None:
+    """Print the model's tokens and cost in SESSION: per run, and a total."""
+    try:
+        agent_config = load_agent(config, agent_name)
+    except ConfigError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    store = open_store(agent_config.record)
+    try:
+        found = session_usage(store, session, agent_config.name)
+    except AnswerError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_NOT_UNDONE) from None
+    finally:
+        store.close()
+    for line in found.lines():
+        click.echo(line)
 
 
 @contextmanager

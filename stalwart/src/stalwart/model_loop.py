@@ -129,18 +129,28 @@ def ask(
         )
     )
     seen = _seen_results(ledger, run)
-    steps = [
-        {
-            "tool": call.name,
-            "args": as_recorded(call.arguments),
-            "clause": None,
-            "model_call": pending.call_id,
-            "tool_call_id": call.id,
-            "sources": sources_of(call.arguments, run.turn, seen),
-        }
-        for call in response.tool_calls
-    ]
+    steps: list[dict[str, Any]] = []
+    for call in response.tool_calls:
+        args = _in_parameter_order(tools.get(call.name), as_recorded(call.arguments))
+        steps.append(
+            {
+                "tool": call.name,
+                "args": args,
+                "clause": None,
+                "model_call": pending.call_id,
+                "tool_call_id": call.id,
+                "sources": sources_of(args, run.turn, seen),
+            }
+        )
     return Answer(text=response.text, steps=steps)
+
+
+def _in_parameter_order(spec: ToolSpec | None, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments in the order the tool declares them, as a confirmation shows them."""
+    if spec is None:
+        return args
+    known = {p.name: args[p.name] for p in spec.params if p.name in args}
+    return {**known, **{name: value for name, value in args.items() if name not in known}}
 
 
 def request_history(ledger: Ledger, run: RunRow) -> list[Message]:

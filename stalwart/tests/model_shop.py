@@ -1,0 +1,207 @@
+"""A shop whose desk hands what the selector cannot read to a model, for the model-loop tests.
+
+`write_shop(folder, ...)` writes a real agent.yaml (with `on_unread: model`), a real tools
+module and a rulebook; the answers a model gives are built here in each provider's wire
+format (`anthropic_answer`, `openai_answer`) for `model_wire.WireServer`, or as
+`AssistantMessage`s for a `ScriptedAdapter`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model_wire import Reply
+
+from stalwart import Agent
+from stalwart.models import AssistantMessage, ToolCall
+
+SHOP_TOOLS = '''
+"""The shop's tools: every call is listed in CALLS; a tool named in FAIL raises."""
+
+from stalwart import tool
+
+CALLS: list[tuple[str, dict]] = []
+FAIL: set[str] = set()
+
+
+def _call(name, **args):
+    CALLS.append((name, args))
+    if name in FAIL:
+        raise RuntimeError(f"{name} is down")
+
+
+@tool
+def get_order(order: str) -> dict:
+    """Look up an order by its number: what it costs and whether it is paid."""
+    _call("get_order", order=order)
+    return {"order": order, "amount": "40.00", "status": "unpaid"}
+
+
+@tool(writes=True, undo="refund_card")
+def charge_card(order: str, amount: str) -> dict:
+    """Charge the card on file for an order."""
+    _call("charge_card", order=order, amount=amount)
+    return {"order": order, "amount": amount, "charge": f"ch-{order}"}
+
+
+@tool(writes=True)
+def refund_card(order: str, amount: str) -> dict:
+    """Refund a charge on the card."""
+    _call("refund_card", order=order, amount=amount)
+    return {"order": order, "refunded": amount}
+
+
+@tool(writes=True, undo="close_account")
+def provision_account(order: str) -> dict:
+    """Provision the account an order paid for."""
+    _call("provision_account", order=order)
+    return {"order": order, "account": f"acct-{order}"}
+
+
+@tool(writes=True)
+def close_account(order: str) -> dict:
+    """Close an account that was provisioned."""
+    _call("close_account", order=order)
+    return {"order": order, "closed": True}
+'''
+
+SHOP_TOOL_NAMES = ["get_order", "charge_card", "refund_card", "provision_account", "close_account"]
+
+# Turns the selector cannot read over these tools, so they go to the model.
+SETTLE_TURN = "please settle what I owe on 4411"
+ASK_TURN = "what happened to my order?"
+
+SUMMARY = (
+    "This run stopped: provision_account failed (RuntimeError). "
+    "Undone, latest first: charge_card (by refund_card)."
+)
+
+
+@dataclass
+class Shop:
+    folder: Path
+    agents: list[Agent] = field(default_factory=list)
+
+    @property
+    def yaml(self) -> Path:
+        return self.folder / "agent.yaml"
+
+    def agent(self, **options: Any) -> Agent:
+        opened = Agent.from_file(self.yaml, **options)
+        self.agents.append(opened)
+        return opened
+
+    @property
+    def module(self) -> types.ModuleType:
+        return sys.modules[self.agents[0].config.project.modules[0]]
+
+    @property
+    def calls(self) -> list[str]:
+        return [name for name, _ in self.module.CALLS]
+
+    def fail(self, tool: str) -> None:
+        self.module.FAIL.add(tool)
+
+    def close(self) -> None:
+        for opened in self.agents:
+            opened.close()
+
+
+def write_shop(
+    folder: Path,
+    *,
+    model: str = "anthropic:claude-sonnet-5-5",
+    on_unread: str = "model",
+    rulebook: str = "",
+    prices: str = "",
+) -> Shop:
+    """Write the shop; its tools module has a name no other test uses."""
+    module = f"shop_{uuid.uuid4().hex[:12]}"
+    (folder / f"{module}.py").write_text(SHOP_TOOLS)
+    (folder / "policy.co").write_text(rulebook)
+    (folder / "agent.yaml").write_text(
+        "agents:\n"
+        "  desk:\n"
+        f'    model: "{model}"\n'
+        f"    tools: [{', '.join(SHOP_TOOL_NAMES)}]\n"
+        f"    on_unread: {on_unread}\n"
+        "tools:\n"
+        f"  - python: {module}\n"
+        "rulebook: ./policy.co\n"
+        "record: record.sqlite\n"
+        f"{prices}"
+    )
+    return Shop(folder)
+
+
+Call = tuple[str, str, dict[str, Any]]  # (id, tool, arguments)
+
+
+def scripted(text: str | None = None, calls: Sequence[Call] = ()) -> AssistantMessage:
+    """One answer for a ScriptedAdapter."""
+    return AssistantMessage(
+        text=text,
+        tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in calls),
+    )
+
+
+def anthropic_answer(
+    text: str | None = None, calls: Sequence[Call] = (), usage: tuple[int, int] = (100, 20)
+) -> Reply:
+    """A Messages API answer: text and tool_use blocks."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls]
+    body = {
+        "id": f"msg_{uuid.uuid4().hex[:8]}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-5-5",
+        "content": content,
+        "stop_reason": "tool_use" if calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
+    return _json_reply(body)
+
+
+def openai_answer(
+    text: str | None = None, calls: Sequence[Call] = (), usage: tuple[int, int] = (100, 20)
+) -> Reply:
+    """A Chat Completions answer: content and function tool calls."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, n, a in calls
+        ]
+    body = {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:8]}",
+        "object": "chat.completion",
+        "created": 1_800_000_000,
+        "model": "gpt-4.1",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+        },
+    }
+    return _json_reply(body)
+
+
+def _json_reply(body: dict[str, Any]) -> Reply:
+    return Reply(200, json.dumps(body).encode("utf-8"), {"content-type": "application/json"})
