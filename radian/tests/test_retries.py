@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from arc_helpers import attempt_result, make_plan, run_once, task
 from conftest import write_config
 
@@ -310,3 +311,22 @@ def test_start_moves_a_due_retry_to_ready_before_it_claims(
         "t todo.retry_wait -> todo.ready",
         "t todo.ready -> doing.working (attempt 002)",
     ]
+
+
+def test_an_attempt_that_reports_no_cost_keeps_the_sessions_last_total(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    # 002 resumes sess-001 and crashes without a Result: it reports no total. 003 resumes
+    # the same session and reports $0.50: it cost $0.20 since 001's $0.30, not $0.50.
+    scenario = {
+        "001": {"outcome": "failed", "cost": 0.30},
+        "002": {"do": "crash"},
+        "003": {"outcome": "failed", "cost": 0.50},
+    }
+    write_config(git_repo, scripted_worker(scenario), limits={"max_attempts": 2})
+    make_plan(git_repo, clock, ["t"])
+    run_all(git_repo, clock)
+    costs = [attempt_result(git_repo, "t", a)["cost_usd"] for a in ("001", "002", "003")]
+    assert costs == [0.30, 0.0, pytest.approx(0.20)]
+    assert attempt_result(git_repo, "t", "002")["session_id"] == "sess-001"
+    assert round(task(git_repo, "t").total_cost_usd, 6) == 0.5

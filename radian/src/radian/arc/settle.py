@@ -124,8 +124,11 @@ def settle(
     )
     add_cost(task, cost)
     if outcome.worker_started and outcome.session_id:
+        # An attempt that reported no total (a crash) leaves its session's last known total
+        # as the base of the next resumed attempt's cost; a new session starts its own.
+        if outcome.session_id != task.session_id or outcome.session_cost_usd is not None:
+            task.session_cost_usd = outcome.session_cost_usd
         task.session_id = outcome.session_id
-        task.session_cost_usd = outcome.session_cost_usd
     record: dict[str, Any] = {
         "task": task.name,
         "attempt_id": attempt_id,
