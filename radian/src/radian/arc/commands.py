@@ -63,9 +63,9 @@ def _new_plan(
 ) -> Plan:
     check_name("plan", name)
     if max_cost_usd is not None and max_cost_usd < 0:
-        raise UsageError("--max-cost-usd must be 0 or more")
+        raise UsageError(texts.negative_option("--max-cost-usd"))
     if auto_rework < 0:
-        raise UsageError("--auto-rework must be 0 or more")
+        raise UsageError(texts.negative_option("--auto-rework"))
     return Plan(
         name=name,
         auto=auto,
@@ -110,11 +110,11 @@ def _new_task(
 ) -> Task:
     check_name("task", name)
     if not brief_text.strip():
-        raise UsageError(f"the brief of task {name!r} is empty")
+        raise UsageError(texts.empty_brief(name))
     if max_attempts is not None and max_attempts < 0:
-        raise UsageError("--max-attempts must be 0 or more")
+        raise UsageError(texts.negative_option("--max-attempts"))
     if max_cost_usd is not None and max_cost_usd < 0:
-        raise UsageError("--max-cost-usd must be 0 or more")
+        raise UsageError(texts.negative_option("--max-cost-usd"))
     now = format_utc(clock.now())
     return Task(
         name=name,
@@ -184,9 +184,9 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
     try:
         data: dict[str, Any] = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as error:
-        raise UsageError(f"{label}: cannot be read: {error.strerror}") from None
+        raise UsageError(texts.unreadable_file(label, error.strerror)) from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{label}: not valid TOML: {error}") from None
+        raise ConfigError(texts.not_valid_toml(label, error)) from None
     parsed = validate_model(_PlanFile, data, label)
     entry = parsed.plan
     plan = _new_plan(
@@ -202,7 +202,7 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
     names = [task.name for task, _ in tasks]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
-        raise ConfigError(f"{label}: task names appear twice: {', '.join(duplicates)}")
+        raise ConfigError(texts.duplicate_task_names(label, duplicates))
     with store.registry_lock():
         if store.plan_exists(plan.name):
             raise ArcError(texts.plan_exists(plan.name))
@@ -222,8 +222,9 @@ def _read_brief(plan_file: Path, index: int, item: _TaskEntry) -> str:
         return brief_path.read_text(encoding="utf-8")
     except OSError:
         raise ConfigError(
-            f"{plan_file}: task.{index}.brief_file: expected a readable file, "
-            f"got {item.brief_file!r} ({brief_path} cannot be read)"
+            texts.unreadable_brief_file(
+                str(plan_file), index, str(item.brief_file), str(brief_path)
+            )
         ) from None
 
 
@@ -265,7 +266,7 @@ def cancel(store: ArcStore, clock: Clock, name: str) -> list[str]:
 def rework(store: ArcStore, clock: Clock, name: str, text: str) -> list[str]:
     """The lead's rework: a "## Rework <n>" section, retry_count back to 0, todo.ready."""
     if not text.strip():
-        raise UsageError("the rework brief is empty")
+        raise UsageError(texts.empty_rework_brief())
     with store.task_lock(name):
         task = store.load_task(name)
         if task.state not in REWORKABLE_STATES:

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from radian.arc.errors import ConfigError
+from radian.arc.texts import not_valid_toml
 
 CONFIG_PATH = Path(".radian") / "arc.toml"
 
@@ -114,12 +115,20 @@ parallel = 2                  # attempts running at once
 [worker]
 kind = "command"
 # The worker's command line. Placeholders: {brief_file} {session_id} {worktree} {task}
-# {attempt_id}. radian arc start, run and confirm refuse a program that does not exist.
+# {attempt_id} {resume_args} (radian/docs/worker.md). radian arc start, run and confirm
+# refuse a program that does not exist or is not executable, and an unknown placeholder.
 exec_args = ["my-agent", "--brief", "{brief_file}"]
 stall_secs = 300              # no output for this long: the worker is stopped (stall)
 wall_time_secs = 3600         # an attempt may run this long (wall_time)
 session = "resume"            # "resume" the previous attempt's session, or start "fresh"
 term_grace_secs = 10          # SIGTERM, then SIGKILL after this long
+
+# The verification stages and the integration: radian/docs/gate.md. Without [gate], a task
+# that delivered waits in review.verifying.
+# [gate]
+# stages = ["commands", "mutation", "review"]
+# commands = [{ run = "make test", timeout_secs = 600 }]
+# fix_level = "major"
 """
 
 
@@ -135,7 +144,7 @@ def parse_config(text: str, file_label: str) -> ArcConfig:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{file_label}: not valid TOML: {error}") from None
+        raise ConfigError(not_valid_toml(file_label, error)) from None
     return validate_model(ArcConfig, data, file_label)
 
 

@@ -40,6 +40,37 @@ def task_exists(task: str, plan: str) -> str:
     return f"a task named {task!r} already exists (in plan {plan!r})"
 
 
+def negative_option(option: str) -> str:
+    return f"{option} must be 0 or more"
+
+
+def empty_brief(task: str) -> str:
+    return f"the brief of task {task!r} is empty"
+
+
+def empty_rework_brief() -> str:
+    return "the rework brief is empty"
+
+
+def unreadable_file(label: str, reason: str | None) -> str:
+    return f"{label}: cannot be read: {reason}"
+
+
+def not_valid_toml(label: str, error: Exception) -> str:
+    return f"{label}: not valid TOML: {error}"
+
+
+def duplicate_task_names(label: str, names: list[str]) -> str:
+    return f"{label}: task names appear twice: {', '.join(names)}"
+
+
+def unreadable_brief_file(label: str, index: int, brief_file: str, path: str) -> str:
+    return (
+        f"{label}: task.{index}.brief_file: expected a readable file, "
+        f"got {brief_file!r} ({path} cannot be read)"
+    )
+
+
 def bad_exec_args(problems: list[str]) -> str:
     return "worker.exec_args in .radian/arc.toml is refused:\n" + "\n".join(
         f"  {problem}" for problem in problems

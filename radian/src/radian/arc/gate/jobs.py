@@ -35,7 +35,7 @@ def build_job(
     store: ArcStore, config: ArcConfig, task: Task, attempt_id: str, stop: threading.Event
 ) -> GateJob:
     if task.head_sha is None:
-        raise ArcError(f"{task.name} has no head_sha to verify")
+        raise ArcError(texts.no_head_sha(task.name))
     plan = store.load_plan(task.plan)
     config_level = config.gate.fix_level if config.gate is not None else None
     brief = store.read_brief(task.name) if store.brief_path(task.name).is_file() else ""

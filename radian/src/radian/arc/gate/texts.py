@@ -152,6 +152,10 @@ def cannot_reverify(task: str, state: str) -> str:
     )
 
 
+def no_head_sha(task: str) -> str:
+    return f"{task} has no head_sha to verify"
+
+
 def gate_running(task: str) -> str:
     return f"{task}: a gate is running for this task; wait for it to end"
 
