@@ -90,12 +90,16 @@ def scripted_worker(tmp_path: Path) -> Callable[..., list[str]]:
 
 
 def write_config(repo: Path, exec_args: list[str], **sections: dict[str, Any]) -> Path:
-    """`.radian/arc.toml` with fast worker limits; `sections` override or add keys."""
+    """`.radian/arc.toml` with fast worker limits; `sections` override or add keys.
+
+    stall_secs is long enough for a worker that commits and pushes before it prints a word on
+    a loaded machine; a test of the stall sets its own.
+    """
     values: dict[str, dict[str, Any]] = {
         "limits": {"max_attempts": 3, "parallel": 2},
         "worker": {
             "exec_args": exec_args,
-            "stall_secs": 1.0,
+            "stall_secs": 10.0,
             "wall_time_secs": 30.0,
             "term_grace_secs": 0.5,
             "session": "resume",

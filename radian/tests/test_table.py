@@ -49,7 +49,9 @@ def table_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
         repo,
         worker_exec_args(scenario),
         limits={"parallel": len(SCENARIO)},
-        worker={"stall_secs": 1.0, "wall_time_secs": 2.5, "term_grace_secs": 0.3},
+        # Sixteen workers start at once on a small machine: a delivering worker must commit
+        # and push well within wall_time_secs, and every worker print within stall_secs.
+        worker={"stall_secs": 1.5, "wall_time_secs": 4.0, "term_grace_secs": 0.3},
     )
     clock = FakeClock()
     make_plan(repo, clock, list(SCENARIO))
