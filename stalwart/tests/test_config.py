@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import shutil
 import sys
 import textwrap
@@ -522,6 +524,7 @@ def test_a_rulebook_that_does_not_parse_names_its_line_and_column(
         ("cap charge_card.amonut <= 5\n", 17, "charge_card takes no argument 'amonut'"),
         ("refund_card only after get_order with same amount\n", 44,
          "get_order takes no argument 'amount'"),
+        ("require charge_card.amuont from turn\n", 21, "charge_card takes no argument 'amuont'"),
     ],
 )  # fmt: skip
 def test_a_rulebook_naming_unknown_tools_or_arguments_is_refused(
@@ -591,3 +594,21 @@ def test_a_copy_of_the_shop_loads_once_the_first_is_unloaded(tmp_path: Path) -> 
     assert load_project(SHOP / "agent.yaml").catalogue["charge_card"].func is (
         original.catalogue["charge_card"].func
     )
+
+
+def test_prices_are_kept_per_model_and_a_bad_one_is_named(make_project: MakeProject) -> None:
+    path = make_project(
+        DESK
+        + 'prices:\n  "anthropic:claude-sonnet-5-5": {input_per_mtok: 3, output_per_mtok: "15.5"}\n'
+    )
+    desk = load_agent(path)
+    price = desk.prices["anthropic:claude-sonnet-5-5"]
+    assert (price.input_per_mtok, price.output_per_mtok) == (Decimal(3), Decimal("15.5"))
+
+    bad = make_project(DESK + 'prices:\n  "anthropic:x": {input_per_mtok: 3}\n', name="bad.yaml")
+    error = config_error(bad)
+    assert (error.key_path, error.line) == ("prices.anthropic:x", 8)
+    assert "expected input_per_mtok and output_per_mtok" in error.expected
+    unnamed = make_project(DESK + "prices:\n  sonnet: {input_per_mtok: 3, output_per_mtok: 15}\n",
+                           name="unnamed.yaml")  # fmt: skip
+    assert config_error(unnamed).expected == "expected a 'provider:model' selector, got 'sonnet'"

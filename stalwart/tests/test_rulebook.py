@@ -14,6 +14,7 @@ from stalwart.rulebook import (
     OrderRule,
     PastCall,
     Rulebook,
+    SourceRule,
     TotalCap,
     load_rulebook,
     parse_rulebook,
@@ -248,3 +249,56 @@ def test_the_shop_policy_refuses_what_it_should() -> None:
     restore = {"order": 4411, "previous_status": "unpaid"}
     assert rulebook.refusal("restore_crm", restore, []) is not None
     assert rulebook.refusal("restore_crm", restore, [ran("update_crm", order=4411)]) is None
+
+
+# --- require: where an argument's value came from -----------------------------------------
+
+
+def test_a_require_rule_parses_to_data_with_its_references() -> None:
+    [rule] = parse_rulebook("require charge_card.amount from turn or step  # money\n").rules
+    assert rule == SourceRule("charge_card", "amount", ("turn", "step"), 1)
+    assert [(r.kind, r.name, r.column) for r in rule.references] == [
+        ("tool", "charge_card", 9),
+        ("arg", "amount", 21),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "expected"),
+    [
+        ("require charge_card.amount from model", 33, "expected 'turn' or 'step', got 'model'"),
+        ("require charge_card.amount from turn or", 40, "expected 'turn' or 'step', got the end"),
+        ("require charge_card.amount turn", 28, "expected 'from', got 'turn'"),
+        ("require charge_card from turn", 21, "expected '.' and an argument name, got 'from'"),
+        ("require charge_card.amount from turn step", 38, "expected the end of the line"),
+    ],
+)
+def test_a_require_rule_that_does_not_parse_names_its_column(
+    text: str, column: int, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_rulebook(text, "policy.co")
+    assert (caught.value.line, caught.value.column) == (1, column)
+    assert expected in caught.value.expected
+
+
+def test_a_require_rule_refuses_a_value_from_a_source_it_does_not_allow() -> None:
+    rulebook = parse_rulebook(
+        "require charge_card.amount from turn\nrequire charge_card.order from turn or step\n",
+        "policy.co",
+    )
+    args = {"order": "4411", "amount": "40.00"}
+    assert rulebook.refusal("charge_card", args, [], {"order": "turn", "amount": "turn"}) is None
+    from_step = {"order": "step 1 (get_order)", "amount": "step 1 (get_order)"}
+    assert rulebook.refusal("charge_card", args, [], from_step) == (
+        "charge_card is refused: charge_card.amount came from step 1 (get_order), and the "
+        "rulebook requires it to come from the turn (policy.co, line 1)."
+    )
+    assert rulebook.refusal("charge_card", args, [], {"amount": "turn", "order": "model"}) == (
+        "charge_card is refused: charge_card.order came from the model alone, and the "
+        "rulebook requires it to come from the turn or an earlier step (policy.co, line 2)."
+    )
+    # Unsaid sources count as the model's; a left-out argument is not checked.
+    assert rulebook.refusal("charge_card", {"amount": "1"}, []) is not None
+    assert rulebook.refusal("charge_card", {}, []) is None
+    assert rulebook.refusal("refund_card", args, []) is None

@@ -1,0 +1,38 @@
+"""Where an argument of a model's step came from: the turn, an earlier step, or the model."""
+
+from __future__ import annotations
+
+from stalwart.provenance import SeenResult, all_from_turn, sources_of
+
+TURN = 'please charge order #4411 $40 and note "gift wrap" for Ada'
+GET_ORDER = SeenResult(step=1, tool="get_order", result={"order": "4411", "amount": "40.00"})
+GET_CUSTOMER = SeenResult(step=2, tool="get_customer", result={"name": "Ada", "card": ["c-7"]})
+
+
+def test_numbers_in_the_turn_match_by_value_whatever_their_type() -> None:
+    sources = sources_of({"order": 4411, "amount": "40.00", "again": 40.0}, TURN, [])
+    assert sources == {"order": "turn", "amount": "turn", "again": "turn"}
+
+
+def test_text_in_the_turn_matches_as_a_whole_span_ignoring_case() -> None:
+    sources = sources_of({"note": "Gift Wrap", "who": "ada", "part": "gif"}, TURN, [])
+    assert sources == {"note": "turn", "who": "turn", "part": "model"}
+
+
+def test_a_value_only_a_step_returned_names_that_step_the_latest_first() -> None:
+    seen = [GET_ORDER, GET_CUSTOMER, SeenResult(3, "get_order", {"amount": "12.50"})]
+    sources = sources_of({"card": "c-7", "amount": "12.5", "order": "4411"}, "settle up", seen)
+    assert sources == {
+        "card": "step 2 (get_customer)",
+        "amount": "step 3 (get_order)",
+        "order": "step 1 (get_order)",
+    }
+
+
+def test_the_turn_wins_over_a_step_and_anything_else_is_the_models() -> None:
+    sources = sources_of({"amount": "40", "order": "4412", "flag": True}, TURN, [GET_ORDER])
+    assert sources == {"amount": "turn", "order": "model", "flag": "model"}
+
+
+def test_a_step_the_selector_read_takes_every_value_from_the_turn() -> None:
+    assert all_from_turn({"order": 4411, "amount": 40.0}) == {"order": "turn", "amount": "turn"}
