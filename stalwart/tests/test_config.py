@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import shutil
 import sys
 import textwrap
 import uuid
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
