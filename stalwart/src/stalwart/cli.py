@@ -40,6 +40,7 @@ from stalwart.usage import session_usage
 EXIT_BAD_CONFIG = 2
 EXIT_BAD_TOKEN = 3
 EXIT_NOT_UNDONE = 4
+EXIT_NO_SESSION = 4  # `usage` of a session the record does not hold for the agent
 
 _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -125,7 +126,7 @@ def usage(config: Path, session: str, agent_name: str | None) -> None:
         found = session_usage(store, session, agent_config.name)
     except AnswerError as error:
         click.echo(str(error), err=True)
-        raise SystemExit(EXIT_NOT_UNDONE) from None
+        raise SystemExit(EXIT_NO_SESSION) from None
     finally:
         store.close()
     for line in found.lines():
