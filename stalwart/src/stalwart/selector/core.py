@@ -64,9 +64,11 @@ number written in it, converted to the parameter's type hint.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from stalwart.tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec
@@ -133,22 +135,73 @@ class Reading:
 
 
 @dataclass(frozen=True)
+class ParamWords:
+    """What the core reads of one parameter: its name's stems and its value's type."""
+
+    param: Param
+    kind: Any  # the type its value is converted to: the hint less Optional (str for Any)
+    stems: tuple[str, ...]  # the stems of its name's words: check_in gives check, in
+    joined: str  # the name as one lower-case word: "check_in" (said "check_in", "check-in")
+
+    @property
+    def name(self) -> str:
+        return self.param.name
+
+    @staticmethod
+    def of(param: Param, grammar: Grammar) -> ParamWords:
+        base = param.base_type
+        return ParamWords(
+            param=param,
+            kind=str if base is Any else base,
+            stems=tuple(grammar.stem(part) for part in _name_parts(param.name)),
+            joined=param.name.lower(),
+        )
+
+
+@dataclass(frozen=True)
 class ToolWords:
-    """A tool's stemmed vocabulary: its name's words and its docstring summary's words."""
+    """A tool's stemmed vocabulary: its name's words, its docstring summary's words, and
+    its parameters' names and types. Worked out once per tool set (`vocabulary`)."""
 
     spec: ToolSpec
     name_stems: frozenset[str]
     doc_stems: frozenset[str]
-    params: tuple[Param, ...]
+    params: tuple[ParamWords, ...]  # as declared, less idempotency_key
+    by_length: tuple[ParamWords, ...]  # longest names first: the order names are sought in
+    has_int: bool  # whether any parameter takes an int
+    # Tools with equal signatures bind a clause's values the same way (`_Binding`).
+    signature: Hashable
 
     @staticmethod
     def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
+        params = tuple(
+            ParamWords.of(p, grammar) for p in spec.params if p.name != IDEMPOTENCY_KEY_PARAM
+        )
         return ToolWords(
             spec=spec,
             name_stems=_content_stems(spec.name, grammar),
             doc_stems=_content_stems(spec.summary, grammar),
-            params=tuple(p for p in spec.params if p.name != IDEMPOTENCY_KEY_PARAM),
+            params=params,
+            by_length=tuple(sorted(params, key=lambda p: -len(p.stems))),
+            has_int=any(p.kind is int for p in params),
+            signature=_signature(spec, params),
         )
+
+    @property
+    def stems(self) -> frozenset[str]:
+        """Every stem that can vote for the tool: a clause saying none cannot match it."""
+        return self.name_stems | self.doc_stems
+
+
+def _signature(spec: ToolSpec, params: tuple[ParamWords, ...]) -> Hashable:
+    """What binding a clause's values reads of a tool: its parameters' names, types and
+    whether each is required, in order."""
+    signature = tuple((p.name, p.kind, p.param.required) for p in params)
+    try:
+        hash(signature)
+    except TypeError:  # a hint that cannot be hashed: the tool shares its binding with none
+        return ("tool", id(spec))
+    return signature
 
 
 def _content_stems(text: str, grammar: Grammar) -> frozenset[str]:
@@ -156,19 +209,43 @@ def _content_stems(text: str, grammar: Grammar) -> frozenset[str]:
     return frozenset(grammar.stem(w) for w in words if w not in grammar.stop_words)
 
 
+_VOCABULARY_CACHE_SIZE = 64
+_vocabularies: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], Grammar, tuple[ToolWords, ...]]]
+_vocabularies = {}
+_vocabularies_guard = threading.Lock()
+
+
+def vocabulary(tools: Sequence[ToolSpec], grammar: Grammar) -> tuple[ToolWords, ...]:
+    """The words of these tools (first of each name), worked out once per tool set.
+
+    An agent reads every turn over the same tools, and stemming their names, docstrings
+    and parameters again for each turn was most of the selector's time. The specs and
+    the grammar are frozen, so the words are keyed by their identity; each entry holds
+    the objects it is keyed by, so no identity is reused while the entry lives.
+    """
+    unique = _unique(tools)
+    key = (id(grammar), *map(id, unique))
+    with _vocabularies_guard:
+        known = _vocabularies.get(key)
+    if known is not None:
+        return known[2]
+    words = tuple(ToolWords.of(spec, grammar) for spec in unique)
+    with _vocabularies_guard:
+        if len(_vocabularies) >= _VOCABULARY_CACHE_SIZE:
+            del _vocabularies[next(iter(_vocabularies))]  # the oldest tool set
+        _vocabularies[key] = (tuple(unique), grammar, words)
+    return words
+
+
 # --- argument types ---
 
 
-def _type_of(param: Param) -> Any:
-    base = param.base_type
-    return str if base is Any else base
-
-
-def _fits(token: Token, param: Param, grammar: Grammar) -> bool:
-    """Whether this token can be the value of this parameter (type only)."""
-    kind = _type_of(param)
+def _fits(token: Token, kind: Any, grammar: Grammar) -> bool:
+    """Whether this token can be the value of a parameter of this type."""
     if kind is bool:
-        return token.kind is Kind.WORD and token.lower in grammar.true_words | grammar.false_words
+        return token.kind is Kind.WORD and (
+            token.lower in grammar.true_words or token.lower in grammar.false_words
+        )
     if kind is int:
         return token.kind is Kind.INTEGER
     if kind in (float, Decimal):
@@ -178,8 +255,7 @@ def _fits(token: Token, param: Param, grammar: Grammar) -> bool:
     return False
 
 
-def _convert(token: Token, param: Param, grammar: Grammar) -> Any:
-    kind = _type_of(param)
+def _convert(token: Token, kind: Any, grammar: Grammar) -> Any:
     if kind is bool:
         return token.lower in grammar.true_words
     if kind is int:
@@ -191,6 +267,45 @@ def _convert(token: Token, param: Param, grammar: Grammar) -> Any:
     return token.text
 
 
+# --- a clause, cut once for every tool it is read as ---
+
+
+@dataclass(frozen=True)
+class _Clause:
+    tokens: list[Token]
+    joined: tuple[str | None, ...]  # each word lower-case, "-" as "_"; None for other tokens
+    stems: tuple[str | None, ...]  # each word's stem; None for other tokens
+    said: tuple[frozenset[str], ...]  # the stems each token votes with (none: stop words)
+    all_said: frozenset[str]  # every stem any token votes with
+
+    @staticmethod
+    def of(tokens: list[Token], grammar: Grammar) -> _Clause:
+        words = [token.kind is Kind.WORD for token in tokens]
+        said = tuple(
+            frozenset(
+                grammar.stem(part)
+                for part in word_parts(token.text)
+                if part not in grammar.stop_words
+            )
+            if word and token.lower not in grammar.stop_words
+            else frozenset()
+            for token, word in zip(tokens, words, strict=True)
+        )
+        return _Clause(
+            tokens=tokens,
+            joined=tuple(
+                token.lower.replace("-", "_") if word else None
+                for token, word in zip(tokens, words, strict=True)
+            ),
+            stems=tuple(
+                grammar.stem(token.lower) if word else None
+                for token, word in zip(tokens, words, strict=True)
+            ),
+            said=said,
+            all_said=frozenset().union(*said),
+        )
+
+
 # --- reading a clause as one tool ---
 
 
@@ -198,19 +313,28 @@ def _convert(token: Token, param: Param, grammar: Grammar) -> Any:
 class _Mention:
     """Where a parameter's name is said: token positions [first, last]."""
 
-    param: Param
+    param: ParamWords
     first: int
     last: int
 
 
 @dataclass
-class _ToolReading:
-    tool: ToolWords
+class _Binding:
+    """A clause's values given to a tool's parameters. It depends on the parameters only
+    (`ToolWords.signature`), so tools declaring the same ones share one per clause."""
+
     args: dict[str, Any] = field(default_factory=dict)
     used: set[int] = field(default_factory=set)  # token positions taken by arguments
     named: int = 0  # parameters bound by their name
-    problem: str | None = None
-    score: tuple[int, int, int] = (0, 0, 0)
+    problem: Callable[[str], str] | None = None  # given the tool's name, why it cannot be
+
+
+@dataclass(frozen=True)
+class _ToolReading:
+    tool: ToolWords
+    args: dict[str, Any]
+    problem: str | None
+    score: tuple[int, int, int]
 
     @property
     def matches(self) -> bool:
@@ -218,28 +342,25 @@ class _ToolReading:
         return name_words + doc_words > 0
 
 
-def _mentions(tokens: Sequence[Token], params: Sequence[Param], grammar: Grammar) -> list[_Mention]:
+def _mentions(clause: _Clause, tool: ToolWords) -> list[_Mention]:
     """Every place a parameter's name is said, longest names first, never overlapping."""
     taken: set[int] = set()
     found: list[_Mention] = []
-    by_length = sorted(params, key=lambda p: -len(_name_parts(p.name)))
-    for param in by_length:
-        parts = [grammar.stem(part) for part in _name_parts(param.name)]
-        joined = param.name.lower()
-        for index, token in enumerate(tokens):
-            if index in taken or token.kind is not Kind.WORD:
+    count = len(clause.tokens)
+    for param in tool.by_length:
+        parts = param.stems
+        for index, joined in enumerate(clause.joined):
+            if index in taken or joined is None:
                 continue
-            if token.lower.replace("-", "_") == joined:
+            if joined == param.joined:
                 found.append(_Mention(param, index, index))
                 taken.add(index)
                 continue
             span = range(index, index + len(parts))
-            if span.stop > len(tokens) or any(i in taken for i in span):
+            if span.stop > count or any(i in taken for i in span):
                 continue
-            if all(
-                tokens[i].kind is Kind.WORD and grammar.stem(tokens[i].lower) == part
-                for i, part in zip(span, parts, strict=True)
-            ):
+            # A stem is None for a token that is no word, and no part is None.
+            if all(clause.stems[i] == part for i, part in zip(span, parts, strict=True)):
                 found.append(_Mention(param, span.start, span.stop - 1))
                 taken.update(span)
     return found
@@ -253,14 +374,14 @@ def _candidates(
     mention: _Mention, tokens: Sequence[Token], names: set[int], grammar: Grammar
 ) -> list[int]:
     """Positions of the tokens that may be this mention's value, after it then before it."""
-    param = mention.param
-    textual = _type_of(param) is str
+    kind = mention.param.kind
+    textual = kind is str
     found: list[int] = []
     for position, step in ((mention.last + 1, 1), (mention.first - 1, -1)):
         while 0 <= position < len(tokens) and position not in names:
             token = tokens[position]
             adjacent = position in (mention.last + 1, mention.first - 1)
-            if _fits(token, param, grammar):
+            if _fits(token, kind, grammar):
                 # An unquoted string is taken only right after its name.
                 if not textual or token.kind is Kind.QUOTED or (step == 1 and adjacent):
                     found.append(position)
@@ -272,7 +393,7 @@ def _candidates(
     return found
 
 
-def _bind_by_name(reading: _ToolReading, tokens: Sequence[Token], grammar: Grammar) -> None:
+def _bind_by_name(binding: _Binding, tool: ToolWords, clause: _Clause, grammar: Grammar) -> None:
     """Give each named parameter one of the values next to its name.
 
     Every way of giving the named parameters distinct tokens, as many as can be given
@@ -280,7 +401,10 @@ def _bind_by_name(reading: _ToolReading, tokens: Sequence[Token], grammar: Gramm
     text; otherwise the clause is unclear. Binding a value takes every saying of it
     next to the parameter's name, and the names said next to them, so none votes.
     """
-    mentions = _mentions(tokens, reading.tool.params, grammar)
+    tokens = clause.tokens
+    mentions = _mentions(clause, tool)
+    if not mentions:
+        return
     names = {i for m in mentions for i in range(m.first, m.last + 1)}
     offers: dict[str, dict[int, list[_Mention]]] = {}  # parameter -> position -> mentions
     for mention in mentions:
@@ -291,30 +415,29 @@ def _bind_by_name(reading: _ToolReading, tokens: Sequence[Token], grammar: Gramm
     if not candidates:
         return
     outcomes = _outcomes(candidates, tokens)
-    tool = reading.tool.spec.name
     for name in candidates:
         texts = [text for text in outcomes[name] if text is not None]
         if len(texts) > 1:
-            reading.problem = value_unclear(name, texts, tool)
+            binding.problem = partial(value_unclear, name, texts)
             return
         if None in outcomes[name] and texts:
             rivals = [
                 other for other in candidates if other != name and texts[0] in outcomes[other]
             ]
-            reading.problem = value_could_be(texts[0], [name, *rivals], tool)
+            binding.problem = partial(value_could_be, texts[0], [name, *rivals])
             return
-    params = {p.name: p for p in reading.tool.params}
+    kinds = {p.name: p.kind for p in tool.params}
     for name, offered in offers.items():
         texts = [text for text in outcomes.get(name, []) if text is not None]
         if not texts:
             continue
         sayings = [position for position in sorted(offered) if tokens[position].text == texts[0]]
-        reading.args[name] = _convert(tokens[sayings[0]], params[name], grammar)
-        reading.named += 1
+        binding.args[name] = _convert(tokens[sayings[0]], kinds[name], grammar)
+        binding.named += 1
         for position in sayings:
-            reading.used.add(position)
+            binding.used.add(position)
             for mention in offered[position]:
-                reading.used.update(range(mention.first, mention.last + 1))
+                binding.used.update(range(mention.first, mention.last + 1))
 
 
 def _outcomes(
@@ -360,64 +483,79 @@ def _largest_assignment(candidates: dict[str, set[int]]) -> int:
     return sum(1 for name in candidates if place(name, set()))
 
 
-def _bind_by_type(reading: _ToolReading, tokens: Sequence[Token], grammar: Grammar) -> None:
-    tool = reading.tool.spec.name
-    params = reading.tool.params
-    has_int = any(_type_of(p) is int for p in params)
+def _bind_by_type(
+    binding: _Binding, tool: ToolWords, tokens: Sequence[Token], grammar: Grammar
+) -> None:
+    params = tool.params
     for position, token in enumerate(tokens):
-        if position in reading.used or token.kind not in VALUE_KINDS:
+        if position in binding.used or token.kind not in VALUE_KINDS:
             continue
-        left = [p for p in params if p.name not in reading.args]
+        left = [p for p in params if p.name not in binding.args]
         if token.kind is Kind.DECIMAL:
-            takers = [p for p in left if _type_of(p) in (float, Decimal)]
+            takers = [p for p in left if p.kind in (float, Decimal)]
         elif token.kind is Kind.INTEGER:
-            takers = [p for p in left if _type_of(p) is int]
-            if not has_int:
-                takers = [p for p in left if _type_of(p) in (float, Decimal)]
+            takers = [p for p in left if p.kind is int]
+            if not tool.has_int:
+                takers = [p for p in left if p.kind in (float, Decimal)]
         elif token.kind is Kind.QUOTED:
-            takers = [p for p in left if _type_of(p) is str]
+            takers = [p for p in left if p.kind is str]
         else:
             takers = []
         if len(takers) > 1:
-            reading.problem = value_could_be(token.text, [p.name for p in takers], tool)
+            binding.problem = partial(value_could_be, token.text, [p.name for p in takers])
             return
         if not takers:
-            reading.problem = no_argument_for(token.text, tool)
+            binding.problem = partial(no_argument_for, token.text)
             return
-        reading.args[takers[0].name] = _convert(token, takers[0], grammar)
-        reading.used.add(position)
+        binding.args[takers[0].name] = _convert(token, takers[0].kind, grammar)
+        binding.used.add(position)
 
 
-def _read_as(tool: ToolWords, tokens: Sequence[Token], grammar: Grammar) -> _ToolReading:
-    reading = _ToolReading(tool)
-    _bind_by_name(reading, tokens, grammar)
-    if reading.problem is None:
-        _bind_by_type(reading, tokens, grammar)
-    if reading.problem is None:
-        missing = [p.name for p in tool.params if p.required and p.name not in reading.args]
+def _bind(tool: ToolWords, clause: _Clause, grammar: Grammar) -> _Binding:
+    """Steps 1 and 2: the clause's values given to the tool's parameters, by name then
+    by type, and a required parameter left without one."""
+    binding = _Binding()
+    _bind_by_name(binding, tool, clause, grammar)
+    if binding.problem is None:
+        _bind_by_type(binding, tool, clause.tokens, grammar)
+    if binding.problem is None:
+        missing = [p.name for p in tool.params if p.param.required and p.name not in binding.args]
         if missing:
-            reading.problem = required_not_given(missing[0], tool.spec.name)
-    said = {
-        grammar.stem(part)
-        for position, token in enumerate(tokens)
-        if position not in reading.used
-        and token.kind is Kind.WORD
-        and token.lower not in grammar.stop_words
-        for part in word_parts(token.text)
-        if part not in grammar.stop_words
-    }
-    reading.score = (len(said & tool.name_stems), reading.named, len(said & tool.doc_stems))
+            binding.problem = partial(required_not_given, missing[0])
     # Keep the arguments in the order the tool declares them.
-    reading.args = {p.name: reading.args[p.name] for p in tool.params if p.name in reading.args}
-    return reading
+    binding.args = {p.name: binding.args[p.name] for p in tool.params if p.name in binding.args}
+    return binding
+
+
+def _read_as(tool: ToolWords, clause: _Clause, binding: _Binding) -> _ToolReading:
+    """Step 3: the tool's score, from the words the binding left."""
+    said = frozenset().union(
+        *(stems for position, stems in enumerate(clause.said) if position not in binding.used)
+    )
+    return _ToolReading(
+        tool=tool,
+        args=binding.args,
+        problem=None if binding.problem is None else binding.problem(tool.spec.name),
+        score=(len(said & tool.name_stems), binding.named, len(said & tool.doc_stems)),
+    )
 
 
 def read_clause(
     clause: str, offset: int, tools: Sequence[ToolWords], grammar: Grammar
 ) -> Step | str:
     """The clause's step, or the reason it cannot be read."""
-    tokens = tokenize(clause, offset, grammar)
-    readings = [r for r in (_read_as(tool, tokens, grammar) for tool in tools) if r.matches]
+    cut = _Clause.of(tokenize(clause, offset, grammar), grammar)
+    bindings: dict[Hashable, _Binding] = {}
+    readings: list[_ToolReading] = []
+    for tool in tools:
+        if tool.stems.isdisjoint(cut.all_said):
+            continue  # it cannot match: the clause says none of its name or docstring words
+        binding = bindings.get(tool.signature)
+        if binding is None:
+            binding = bindings[tool.signature] = _bind(tool, cut, grammar)
+        reading = _read_as(tool, cut, binding)
+        if reading.matches:
+            readings.append(reading)
     if not readings:
         return NO_TOOL_MATCHES
     best = max(r.score for r in readings)
@@ -427,18 +565,18 @@ def read_clause(
     chosen = top[0]
     if chosen.problem is not None:
         return chosen.problem
-    return Step(tool=chosen.tool.spec.name, args=chosen.args, clause=clause)
+    return Step(tool=chosen.tool.spec.name, args=dict(chosen.args), clause=clause)
 
 
 def read(turn: str, tools: Sequence[ToolSpec], grammar: Grammar) -> Reading:
     """Read every clause of the turn with this grammar over these tools."""
-    vocabulary = [ToolWords.of(spec, grammar) for spec in _unique(tools)]
+    words = vocabulary(tools, grammar)
     clauses = split_clauses(turn, grammar)
     if not clauses:
         return Reading(steps=(), unread_clause=turn.strip(), reason=NOTHING_SAID)
     steps: list[Step] = []
     for clause, offset in clauses:
-        outcome = read_clause(clause, offset, vocabulary, grammar)
+        outcome = read_clause(clause, offset, words, grammar)
         if isinstance(outcome, str):
             return Reading(steps=(), unread_clause=clause, reason=outcome)
         steps.append(outcome)
