@@ -32,6 +32,7 @@ from stalwart.models import (
     UserMessage,
 )
 from stalwart.models.scripted import ScriptStep
+from stalwart.record import Store
 from stalwart.texts import DECLINED_RESULT
 
 pytestmark = pytest.mark.usefixtures("clean_provider_env")
@@ -269,9 +270,12 @@ def test_the_model_is_asked_at_most_max_model_calls_times_per_run(
 
 
 def test_a_resumed_run_takes_the_models_answer_from_the_record(
-    shop: Shop, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    shop: Shop, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, store: Store
 ) -> None:
-    desk, first = desk_with(shop, clock, [scripted(calls=[GET_4411]), scripted("never asked")])
+    """On both backends: another worker resumes the run from what the record holds."""
+    desk, first = desk_with(
+        shop, clock, [scripted(calls=[GET_4411]), scripted("never asked")], store=store
+    )
     real_call = shop.module._call
 
     def crash(name: str, **args: object) -> None:
@@ -283,7 +287,7 @@ def test_a_resumed_run_takes_the_models_answer_from_the_record(
     monkeypatch.setattr(shop.module, "_call", real_call)
     assert len(first.requests) == 1
 
-    other, second = desk_with(shop, clock, [scripted("Order 4411 owes 40.00.")])
+    other, second = desk_with(shop, clock, [scripted("Order 4411 owes 40.00.")], store=store)
     reply = other.pending("u")
 
     assert reply is not None and reply.text == "Order 4411 owes 40.00."
