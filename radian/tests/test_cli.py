@@ -66,6 +66,24 @@ def test_plan_task_confirm_and_show(git_repo: Path, brief: Path, scripted_worker
     assert document["attempts"] == []
 
 
+def test_a_plan_with_auto_off_is_not_claimed_and_task_options_are_kept(
+    git_repo: Path, brief: Path, scripted_worker: Worker
+) -> None:
+    write_config(git_repo, scripted_worker({"default": {"outcome": "failed"}}))
+    assert arc(git_repo, "plan", "add", "q", "--auto", "off").exit_code == 0
+    added = arc(git_repo, "task", "add", "q", "t", "--brief", str(brief), "--max-attempts", "2",
+                "--max-cost-usd", "0.5")  # fmt: skip
+    assert added.exit_code == 0
+    arc(git_repo, "confirm", "q")
+    assert arc(git_repo, "run", "--once").output == ""  # auto off: nothing is claimed
+    store = ArcStore(git_repo)
+    assert store.load_plan("q").auto == "off"
+    record = store.load_task("t")
+    assert (record.max_attempts, record.max_cost_usd, record.state) == (2, 0.5, "todo.ready")
+    assert arc(git_repo, "plan", "auto", "q", "on").output == "plan q auto -> on\n"
+    assert store.load_plan("q").auto == "on"
+
+
 def test_run_prints_each_transition_and_show_the_model_wait(
     git_repo: Path, brief: Path, scripted_worker: Worker
 ) -> None:
