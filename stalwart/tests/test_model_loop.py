@@ -322,17 +322,24 @@ def test_an_ask_left_in_flight_is_asked_again_on_resume(shop: Shop, clock: FakeC
     assert (ask.status, ask.tries) == ("ran", 2)
 
 
-def test_a_rate_limit_past_the_cap_with_nothing_written_gets_one_reply(
-    shop: Shop, clock: FakeClock
+@pytest.mark.parametrize(
+    ("failure", "last", "waits"),
+    [
+        (ProviderFailure(429, "slow down", {"retry-after": "2"}), "HTTP 429", [2.0, 2.0, 2.0]),
+        (ProviderFailure(529, "Overloaded"), "HTTP 529", [1.0, 2.0, 4.0]),
+        (ProviderFailure(None, "connection reset"), "no connection", [1.0, 2.0, 4.0]),
+    ],
+)
+def test_a_model_unavailable_past_the_cap_with_nothing_written_gets_one_reply(
+    shop: Shop, clock: FakeClock, failure: ProviderFailure, last: str, waits: list[float]
 ) -> None:
-    limited = ProviderFailure(429, "slow down", {"retry-after": "2"})
-    desk, adapter = desk_with(shop, clock, [limited] * 4)
+    desk, adapter = desk_with(shop, clock, [failure] * 4)
     reply = desk.chat(SETTLE_TURN, user="u")
     assert reply.text == (
         "This run stopped: the model scripted:desk could not answer (still unavailable after 4 "
-        "tries, last: HTTP 429). Nothing had been written, so nothing needed undoing."
+        f"tries, last: {last}). Nothing had been written, so nothing needed undoing."
     )
-    assert clock.slept == [2.0, 2.0, 2.0]
+    assert clock.slept == waits
     assert [m.content for m in desk.memory("u")] == [SETTLE_TURN, reply.text]
 
 
