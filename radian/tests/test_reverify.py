@@ -23,9 +23,11 @@ from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.errors import ArcError
 from radian.arc.gate import reverify_by_hand
-from radian.arc.gate.apply import rework_reason_for
-from radian.arc.gate.reverify import auto_reverify_candidates, reverified_pairs
-from radian.arc.gate.verdict import Verdict, write_verdict
+from radian.arc.gate.apply import apply_gate, rework_reason_for
+from radian.arc.gate.findings import Finding
+from radian.arc.gate.pipeline import GateRun
+from radian.arc.gate.reverify import auto_reverify_candidates, claim_reverify, reverified_pairs
+from radian.arc.gate.verdict import Verdict, next_seq, write_verdict
 from radian.arc.states import State
 from radian.arc.store import ArcStore
 
@@ -230,3 +232,34 @@ def test_only_the_last_attempts_own_tree_failure_is_a_candidate(
     task_record.state = State.READY
     store.save_task(task_record)
     assert auto_reverify_candidates(store, config) == []
+
+
+def test_a_review_rework_after_a_reverify_does_not_count_toward_auto_rework(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    store = ArcStore(tmp_path)
+    commands.add_plan(store, "p", auto_rework=1)
+    commands.add_task(store, clock, "p", "t", "# t\n")
+    with store.task_lock("t"):
+        waiting = store.load_task("t")
+        waiting.state = State.REWORK_PENDING
+        waiting.attempts, waiting.last_attempt_id = ["001"], "001"
+        waiting.head_sha, waiting.retry_count = "b" * 40, 2
+        store.save_task(waiting)
+        attempt_id = claim_reverify(store, waiting, clock, "radian arc reverify")
+    findings = [Finding(level="major", title="unchecked None", path="a.py", line=3)]
+    review = Verdict(task="t", attempt_id=attempt_id, stage="review", passed=False,
+                     reason="review_findings", detail="1 finding(s)", fix_level="major",
+                     findings=findings, failing_findings=findings, head_sha="b" * 40,
+                     seq=next_seq(store.task_dir("t")))  # fmt: skip
+    write_verdict(store.task_dir("t"), review)
+
+    lines = apply_gate(store, load_config(tmp_path), GateRun("t", attempt_id, (review,), False),
+                       clock)  # fmt: skip
+
+    assert lines == ["t review findings -> todo.ready (Rework 1)"]
+    after = store.load_task("t")
+    assert (str(after.state), after.retry_count, after.auto_rework_used) == ("todo.ready", 0, 0)
+    assert "- [major] unchecked None (a.py:3)" in store.read_brief("t")
+    record = store.read_attempt_result("t", attempt_id)
+    assert record is not None and record["class"] == "reverify"

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from radian.arc.budget import add_cost, check_after_cost, pause_for_budget
+from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
 from radian.arc.gate import texts
@@ -98,12 +99,14 @@ def _decide(
         number = write_review_rework(
             store, task, failure.fix_level or "major", failure.failing_findings
         )
+        # A reverify does not count toward auto_rework, and neither does its failing gate.
+        counted = 0 if _is_reverify(store, task.name, run.attempt_id) else 1
         transition(
             task,
             State.READY,
             clock,
             retry_count=0,
-            auto_rework_used=task.auto_rework_used + 1,
+            auto_rework_used=task.auto_rework_used + counted,
             rework_reason=None,
             merge_pending=False,
             retry_at=None,
@@ -139,6 +142,11 @@ def _conflict(
     line = texts.conflict_pending(task.name, why)
     transition(task, State.REWORK_PENDING, clock, rework_reason=line)
     return [line]
+
+
+def _is_reverify(store: ArcStore, task: str, attempt_id: str) -> bool:
+    record = store.read_attempt_result(task, attempt_id) or {}
+    return record.get("class") == ROWS["reverify"].failure_class
 
 
 def rework_reason_for(failure: Verdict) -> str:
