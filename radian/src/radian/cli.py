@@ -23,9 +23,8 @@ from radian.arc.errors import ArcError
 from radian.arc.loop import Loop, NoVerifier, RunReport, Verifier
 from radian.arc.store import ArcStore
 
-EXIT_OK = 0
-EXIT_REFUSED = 1
-EXIT_USAGE = 2
+# 1 (refused) and 2 (bad usage or configuration) are the exit_code of the ArcError raised
+# (radian.arc.errors); these two are the run's own.
 EXIT_TASK_FAILED = 3
 EXIT_INTERRUPTED = 130
 
