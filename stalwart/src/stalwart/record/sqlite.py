@@ -129,7 +129,8 @@ class SQLiteStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for row_type, rows in _by_table(changes):
-                    self._db.executemany(_UPSERTS[row_type], map(column_values, rows))
+                    if rows:
+                        self._db.executemany(_UPSERTS[row_type], map(column_values, rows))
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise

@@ -65,7 +65,7 @@ number written in it, converted to the parameter's type hint.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
@@ -277,10 +277,25 @@ class _Clause:
     stems: tuple[str | None, ...]  # each word's stem; None for other tokens
     said: tuple[frozenset[str], ...]  # the stems each token votes with (none: stop words)
     all_said: frozenset[str]  # every stem any token votes with
+    # Where each word is, by its joined form and by its stem: where a name may start.
+    where: dict[str, set[int]]
 
     @staticmethod
     def of(tokens: list[Token], grammar: Grammar) -> _Clause:
         words = [token.kind is Kind.WORD for token in tokens]
+        joined = tuple(
+            token.lower.replace("-", "_") if word else None
+            for token, word in zip(tokens, words, strict=True)
+        )
+        stems = tuple(
+            grammar.stem(token.lower) if word else None
+            for token, word in zip(tokens, words, strict=True)
+        )
+        where: dict[str, set[int]] = {}
+        for position, (form, stem) in enumerate(zip(joined, stems, strict=True)):
+            if form is not None and stem is not None:
+                where.setdefault(form, set()).add(position)
+                where.setdefault(stem, set()).add(position)
         said = tuple(
             frozenset(
                 grammar.stem(part)
@@ -293,16 +308,11 @@ class _Clause:
         )
         return _Clause(
             tokens=tokens,
-            joined=tuple(
-                token.lower.replace("-", "_") if word else None
-                for token, word in zip(tokens, words, strict=True)
-            ),
-            stems=tuple(
-                grammar.stem(token.lower) if word else None
-                for token, word in zip(tokens, words, strict=True)
-            ),
+            joined=joined,
+            stems=stems,
             said=said,
             all_said=frozenset().union(*said),
+            where=where,
         )
 
 
@@ -349,7 +359,11 @@ def _mentions(clause: _Clause, tool: ToolWords) -> list[_Mention]:
     count = len(clause.tokens)
     for param in tool.by_length:
         parts = param.stems
-        for index, joined in enumerate(clause.joined):
+        # Only a word said as the whole name, or stemmed as its first word, can start it.
+        said_as_name = clause.where.get(param.joined, set())
+        starts = said_as_name | clause.where.get(parts[0], set()) if parts else range(count)
+        for index in sorted(starts):
+            joined = clause.joined[index]
             if index in taken or joined is None:
                 continue
             if joined == param.joined:
@@ -448,6 +462,13 @@ def _outcomes(
     An assignment gives parameters distinct positions among their candidates; the
     largest ones bind the most parameters. Values are listed in the turn's order.
     """
+    if _disjoint(candidates.values()):
+        # No two parameters compete for a position: each has every value it is offered,
+        # and never none (the general case below gives the same, much more slowly).
+        return {
+            name: list(dict.fromkeys(tokens[position].text for position in sorted(positions)))
+            for name, positions in candidates.items()
+        }
     most = _largest_assignment(candidates)
     found: dict[str, list[str | None]] = {}
     for name, positions in candidates.items():
@@ -464,6 +485,15 @@ def _outcomes(
                 values.append(text)
         found[name] = values
     return found
+
+
+def _disjoint(sets: Iterable[set[int]]) -> bool:
+    seen: set[int] = set()
+    for positions in sets:
+        if not seen.isdisjoint(positions):
+            return False
+        seen |= positions
+    return True
 
 
 def _largest_assignment(candidates: dict[str, set[int]]) -> int:
