@@ -18,12 +18,14 @@ from arc_helpers import attempt_result, make_plan, run_once, task
 from conftest import run_env, write_config
 
 from radian.arc import commands
+from radian.arc import git as arc_git
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.errors import ArcError
-from radian.arc.loop import recover_orphans
+from radian.arc.loop import claim, recover_orphans
 from radian.arc.settle import terminated_outcome
 from radian.arc.store import ArcStore
+from radian.arc.worker import run_attempt
 
 Worker = Callable[..., list[str]]
 RADIAN = str(Path(sys.executable).parent / "radian")
@@ -205,6 +207,38 @@ def test_recovery_applies_a_result_written_before_the_task_was_saved(
         "u failed (infrastructure) -> retry at 2026-11-30T07:00:10Z",
     ]
     assert attempt_result(git_repo, "t", "001")["class"] == "stall"
+
+
+def test_recovery_applies_the_end_a_wrapper_left_after_its_run_was_killed(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    # The run that claimed the attempt died while its worker delivered: the wrapper ran on
+    # (a session of its own) and left its status and the Result. Nobody applied them.
+    write_config(git_repo, scripted_worker({"default": {"do": "result", "commit": True,
+                                                        "cost": 0.4}}))  # fmt: skip
+    store = make_plan(git_repo, clock, ["t"])
+    config = load_config(git_repo)
+    claimed = claim(store, config, "t", clock)
+    assert claimed is not None
+    run_attempt(claimed[0].spec, clock)
+    assert task(git_repo, "t").state == "doing.working"
+
+    lines = recover_orphans(store, config, clock, running=set())
+
+    final = task(git_repo, "t")
+    assert lines == [
+        "t attempt 001 ended while no run watched it -> its end applied now",
+        f"t completed -> review.verifying (head {(final.head_sha or '')[:12]})",
+    ]
+    assert final.state == "review.verifying"
+    assert final.head_sha == arc_git.remote_branch_sha(git_repo, "origin", "arc/t")
+    assert final.cost_usd == 0.4 and final.session_id == "sess-001"
+    record = attempt_result(git_repo, "t", "001")
+    assert (record["outcome"], record["class"], record["next_state"]) == (
+        "completed",
+        None,
+        "review.verifying",
+    )
 
 
 def test_a_live_owner_keeps_its_attempt(git_repo: Path, clock: FakeClock) -> None:

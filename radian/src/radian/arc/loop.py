@@ -188,8 +188,9 @@ def recover_orphans(
     """doing.working tasks whose attempt has no live owner get the end they must have had.
 
     An attempt_result.json already written (the owner died before saving the task) is
-    applied as recorded; otherwise the attempt left no Result: terminated. A worker still
-    running for a dead owner is stopped first.
+    applied as recorded; a wrapper that had ended by itself (its status written) is read as
+    the owner would have read it; otherwise the attempt left no Result: terminated. A worker
+    still running for a dead owner is stopped first.
     """
     lines = []
     for name in store.task_names():
@@ -207,10 +208,15 @@ def recover_orphans(
             if isinstance(owner, int) and owner != os.getpid() and _process_alive(owner):
                 continue
             attempt_dir = store.attempt_dir(name, attempt_id)
+            # Read before stop_attempt: a wrapper stopped now would end as "cancelled".
+            ended = worker_api.ended_attempt(attempt_dir, clock, intent.get("claimed_at"))
             worker_api.stop_attempt(attempt_dir)
             record = store.read_attempt_result(name, attempt_id)
             if record is not None and "outcome_record" in record:
                 outcome = outcome_from_record(record)
+            elif ended is not None:
+                lines.append(texts.ended_unwatched(name, attempt_id))
+                outcome = outcome_from_end(ended, intent.get("resume_session_id"))
             else:
                 lines.append(texts.left_no_result(name, attempt_id))
                 outcome = terminated_outcome(intent.get("claimed_at"), format_utc(clock.now()))

@@ -184,6 +184,10 @@ def ended_after_cancel(task: str, attempt_id: str) -> str:
     return f"{task} attempt {attempt_id} ended after cancel"
 
 
+def ended_unwatched(task: str, attempt_id: str) -> str:
+    return f"{task} attempt {attempt_id} ended while no run watched it -> its end applied now"
+
+
 def left_no_result(task: str, attempt_id: str) -> str:
     return f"{task} attempt {attempt_id} has no live worker and no Result -> terminated"
 

@@ -13,7 +13,13 @@ from radian.arc.worker.delivery import Delivery
 from radian.arc.worker.result import ModelError, WorkerResult, parse_result
 
 if TYPE_CHECKING:
-    from radian.arc.worker.attempt import AttemptEnd, AttemptSpec, run_attempt, stop_attempt
+    from radian.arc.worker.attempt import (
+        AttemptEnd,
+        AttemptSpec,
+        ended_attempt,
+        run_attempt,
+        stop_attempt,
+    )
 
 __all__ = [
     "AttemptEnd",
@@ -21,13 +27,14 @@ __all__ = [
     "Delivery",
     "ModelError",
     "WorkerResult",
+    "ended_attempt",
     "parse_result",
     "run_attempt",
     "stop_attempt",
     "validate_exec_args",
 ]
 
-_FROM_ATTEMPT = ("AttemptEnd", "AttemptSpec", "run_attempt", "stop_attempt")
+_FROM_ATTEMPT = ("AttemptEnd", "AttemptSpec", "ended_attempt", "run_attempt", "stop_attempt")
 
 
 def __getattr__(name: str) -> Any:

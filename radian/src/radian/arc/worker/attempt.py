@@ -84,6 +84,26 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
     )
     write_json_atomic(files.spec, asdict(wrapper_spec))
     wrapper_exit = _run_wrapper(files)
+    return _attempt_end(files, clock, started_at, wrapper_exit)
+
+
+def ended_attempt(attempt_dir: Path, clock: Clock, started_at: str | None) -> AttemptEnd | None:
+    """The end of an attempt whose wrapper finished by itself while no process waited for it
+    (the `run` that started it was killed): read from the files it left. None when the
+    wrapper has not written its status, its last word before it exits.
+    """
+    files = AttemptFiles(Path(attempt_dir).resolve())
+    status = read_json_or_none(files.status)
+    if not isinstance(status, dict) or read_json_or_none(files.spec) is None:
+        return None
+    return _attempt_end(files, clock, started_at or "", status.get("wrapper_exit"))
+
+
+def _attempt_end(
+    files: AttemptFiles, clock: Clock, started_at: str, wrapper_exit: int | None
+) -> AttemptEnd:
+    """What the wrapper left in the attempt dir, read, and the delivery checked."""
+    spec = WrapperSpec.from_json(read_json_or_none(files.spec))
     status = read_json_or_none(files.status) or {}
     wrapper_class = status.get("wrapper_class")
     if not status and files.cancel_requested.exists():
@@ -101,7 +121,7 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
         exit_code=status.get("exit_code") if worker_started else wrapper_exit,
         delivery=delivery,
         worker_started=worker_started,
-        session_id=(result.session_id if result and result.session_id else session_id),
+        session_id=(result.session_id if result and result.session_id else spec.session_id),
         started_at=started_at,
         ended_at=format_utc(clock.now()),
         log_path=files.log,
