@@ -197,11 +197,13 @@ def test_a_refusal_before_anything_was_written_is_told_to_the_model(
     assert (reply.state, reply.text) == ("done", "I cannot do that.")
     assert adapter.requests[1].messages[-2:] == (
         ToolResultMessage(
-            call_id="c1", content="fly_to_moon is not one of this agent's tools.", is_error=True
+            call_id="c1",
+            content="fly_to_moon is refused: it is not one of this agent's tools.",
+            is_error=True,
         ),
         ToolResultMessage(
             call_id="c2",
-            content="get_order needs order, and the call leaves it out.",
+            content="get_order is refused: it needs order, and the call leaves it out.",
             is_error=True,
         ),
     )
@@ -224,9 +226,9 @@ def test_a_write_refused_after_an_earlier_write_fails_the_run(tmp_path: Path) ->
 
     assert reply.state == "rolled_back"
     assert reply.text == (
-        "This run stopped: the check refused charge_card (charge_card is refused: "
-        "charge_card.amount came from the model alone, and the rulebook requires it to come "
-        "from the turn or an earlier step (policy.co, line 1)). "
+        "This run stopped: the check refused charge_card, because its amount came from the "
+        "model alone, and line 1 of policy.co requires it to come from the turn or an earlier "
+        "step. "
         "Undone, latest first: provision_account (by close_account)."
     )
     assert shop.calls == ["provision_account", "close_account"]

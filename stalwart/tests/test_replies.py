@@ -48,10 +48,15 @@ def test_the_stuck_reply_follows_the_chapters_question() -> None:
 
 
 def test_a_refused_step_with_nothing_written_says_so() -> None:
-    cause = texts.refused_because("charge_card", "cap charge_card.amount <= 500 refuses 900")
+    reason = "its amount is 900.0, and line 6 of policy.co allows at most 500"
+    cause = texts.refused_because("charge_card", reason)
     assert texts.stopped_reply(cause, [], [], []) == (
-        "This run stopped: the check refused charge_card (cap charge_card.amount <= 500 "
-        "refuses 900). Nothing had been written, so nothing needed undoing."
+        "This run stopped: the check refused charge_card, because its amount is 900.0, and "
+        "line 6 of policy.co allows at most 500. Nothing had been written, so nothing needed "
+        "undoing."
+    )
+    assert texts.refusal_sentence("charge_card", reason) == (
+        "charge_card is refused: its amount is 900.0, and line 6 of policy.co allows at most 500."
     )
 
 

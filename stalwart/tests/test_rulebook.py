@@ -103,8 +103,7 @@ def test_load_rulebook_keeps_its_path_and_names_it_in_refusals(tmp_path: Path) -
     rulebook = load_rulebook(path)
     assert rulebook.source == path
     assert rulebook.refusal("charge_card", {"amount": 101}, []) == (
-        "charge_card is refused: charge_card.amount is 101, and the rulebook requires "
-        "charge_card.amount <= 100 (policy.co, line 1)."
+        "its amount is 101, and line 1 of policy.co allows at most 100"
     )
 
 
@@ -119,8 +118,8 @@ def test_load_rulebook_of_a_missing_file_is_a_config_error(tmp_path: Path) -> No
 def test_an_order_rule_needs_an_earlier_call_that_ran_and_was_not_undone() -> None:
     rulebook = parse_rulebook("charge_card only after get_order")
     refusal = (
-        "charge_card is allowed only after get_order, and this session has no get_order "
-        "that ran and was not undone (rulebook, line 1)."
+        "line 1 of the rulebook allows it only after get_order, and this session has no "
+        "get_order that ran and was not undone"
     )
     assert rulebook.refusal("charge_card", {"order": 1}, []) == refusal
     assert rulebook.refusal("charge_card", {"order": 1}, [failed("get_order")]) == refusal
@@ -138,9 +137,9 @@ def test_an_order_rule_with_same_arguments_matches_them() -> None:
     assert rulebook.refusal("refund_card", call, charged_as_text) is None
     refusal = rulebook.refusal("refund_card", call, [ran("charge_card", order=4412, amount=40.0)])
     assert refusal == (
-        "refund_card is allowed only after charge_card with the same order and amount, and this "
-        "session has no charge_card with order 4411 and amount 40.0 that ran and was not undone "
-        "(rulebook, line 1)."
+        "line 1 of the rulebook allows it only after charge_card with the same order and "
+        "amount, and this session has no charge_card with order 4411 and amount 40.0 that ran "
+        "and was not undone"
     )
     refunded_already = [ran("charge_card", undone=True, order=4411, amount=40.0)]
     assert rulebook.refusal("refund_card", call, refunded_already) is not None
@@ -149,16 +148,20 @@ def test_an_order_rule_with_same_arguments_matches_them() -> None:
 
 
 @pytest.mark.parametrize(
-    ("op", "allowed", "refused"),
-    [("<=", "500", "500.01"), ("<", "499.99", "500"), (">=", "500", "499"), (">", "501", "500")],
+    ("op", "allowed", "refused", "bound"),
+    [
+        ("<=", "500", "500.01", "at most"),
+        ("<", "499.99", "500", "less than"),
+        (">=", "500", "499", "at least"),
+        (">", "501", "500", "more than"),
+    ],
 )
-def test_an_argument_cap_compares_exactly(op: str, allowed: str, refused: str) -> None:
+def test_an_argument_cap_compares_exactly(op: str, allowed: str, refused: str, bound: str) -> None:
     rulebook = parse_rulebook(f"cap charge_card.amount {op} 500")
     assert rulebook.refusal("charge_card", {"amount": Decimal(allowed)}, []) is None
     assert rulebook.refusal("charge_card", {"amount": float(allowed)}, []) is None
     assert rulebook.refusal("charge_card", {"amount": Decimal(refused)}, []) == (
-        f"charge_card is refused: charge_card.amount is {refused}, and the rulebook requires "
-        f"charge_card.amount {op} 500 (rulebook, line 1)."
+        f"its amount is {refused}, and line 1 of the rulebook allows {bound} 500"
     )
 
 
@@ -166,8 +169,7 @@ def test_an_argument_cap_ignores_a_left_out_argument_and_refuses_a_non_number() 
     rulebook = parse_rulebook("cap charge_card.amount <= 500")
     assert rulebook.refusal("charge_card", {"order": 1}, []) is None
     assert rulebook.refusal("charge_card", {"amount": "lots"}, []) == (
-        "charge_card is refused: charge_card.amount is 'lots', not a number, and the rulebook "
-        "caps it (rulebook, line 1)."
+        "its amount is 'lots', not a number, and line 1 of the rulebook caps it"
     )
     assert rulebook.refusal("charge_card", {"amount": True}, []) is not None
 
@@ -182,8 +184,8 @@ def test_a_total_cap_adds_every_earlier_call_that_ran_undone_or_not() -> None:
     ]
     assert rulebook.refusal("charge_card", {"amount": 30}, history) is None
     assert rulebook.refusal("charge_card", {"amount": 31}, history) == (
-        "charge_card is refused: charge_card.amount would total 101 in this session, and the "
-        "rulebook requires charge_card.amount total <= 100 per session (rulebook, line 1)."
+        "its amount would total 101 in this session, and line 1 of the rulebook allows a "
+        "total of at most 100 per session"
     )
 
 
@@ -193,8 +195,8 @@ def test_a_calls_cap_counts_calls_that_ran_including_this_one() -> None:
     one_ran_one_failed = [ran("send_receipt"), failed("send_receipt")]
     assert rulebook.refusal("send_receipt", {}, one_ran_one_failed) is None
     assert rulebook.refusal("send_receipt", {}, [ran("send_receipt")] * 2) == (
-        "send_receipt is refused: this would be call 3 of send_receipt in this session, and the "
-        "rulebook requires send_receipt calls <= 2 per session (rulebook, line 1)."
+        "this would be its call 3 in this session, and line 1 of the rulebook allows at most 2 "
+        "per session"
     )
 
 
@@ -291,12 +293,12 @@ def test_a_require_rule_refuses_a_value_from_a_source_it_does_not_allow() -> Non
     assert rulebook.refusal("charge_card", args, [], {"order": "turn", "amount": "turn"}) is None
     from_step = {"order": "step 1 (get_order)", "amount": "step 1 (get_order)"}
     assert rulebook.refusal("charge_card", args, [], from_step) == (
-        "charge_card is refused: charge_card.amount came from step 1 (get_order), and the "
-        "rulebook requires it to come from the turn (policy.co, line 1)."
+        "its amount came from step 1 (get_order), and line 1 of policy.co requires it to come "
+        "from the turn"
     )
     assert rulebook.refusal("charge_card", args, [], {"amount": "turn", "order": "model"}) == (
-        "charge_card is refused: charge_card.order came from the model alone, and the "
-        "rulebook requires it to come from the turn or an earlier step (policy.co, line 2)."
+        "its order came from the model alone, and line 2 of policy.co requires it to come from "
+        "the turn or an earlier step"
     )
     # Unsaid sources count as the model's; a left-out argument is not checked.
     assert rulebook.refusal("charge_card", {"amount": "1"}, []) is not None

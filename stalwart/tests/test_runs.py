@@ -108,18 +108,17 @@ def test_a_refused_first_write_ends_the_run_with_nothing_to_undo(tmp_path: Path)
     why = agent.config.rulebook.refusal(
         "paint_fence", {"order": 9}, [PastCall("count_apples", {"order": 9}, True, False)]
     )
-    assert why and why.endswith(".")
+    assert why == "its order is 9, and line 1 of policy.co allows at most 5"
     assert reply.waiting == []
     assert reply.text == (
-        f"This run stopped: the check refused paint_fence ({why[:-1]}). "
-        "Nothing had been written, so nothing needed undoing."
+        "This run stopped: the check refused paint_fence, because its order is 9, and line 1 "
+        "of policy.co allows at most 5. Nothing had been written, so nothing needed undoing."
     )
-    assert ".)." not in reply.text, "the rule's own full stop is not doubled"
     assert project.calls == [("count_apples", {"order": 9})]
     assert [(c.tool, c.status, c.error) for c in agent.record("u")][-1] == (
         "paint_fence",
         "refused",
-        why,
+        f"paint_fence is refused: {why}.",
     )
     agent.close()
 
@@ -129,8 +128,10 @@ def test_a_refusal_after_a_write_rolls_the_run_back(tmp_path: Path) -> None:
     agent = project.agent(clock=FakeClock())
     reply = approve_all(agent, "plant a tree for order 1, then paint the fence for order 9", "u")
     assert [name for name, _ in project.calls] == ["plant_tree", "unplant_tree"]
-    assert reply.text.startswith("This run stopped: the check refused paint_fence (")
-    assert reply.text.endswith("Undone, latest first: plant_tree (by unplant_tree).")
+    assert reply.text == (
+        "This run stopped: the check refused paint_fence, because its order is 9, and line 1 "
+        "of policy.co allows at most 5. Undone, latest first: plant_tree (by unplant_tree)."
+    )
     agent.close()
 
 

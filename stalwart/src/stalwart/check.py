@@ -23,15 +23,26 @@ class Rules(Protocol):
         args: Mapping[str, Any],
         history: Sequence[PastCall],
         sources: Mapping[str, str] | None = None,
-    ) -> str | None: ...
+    ) -> str | None:
+        """None if the call is allowed, else the reason (a clause, see REFUSAL_TEXTS)."""
+        ...
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The check's answer: allowed or not, and the text the record keeps."""
+    """The check's answer: allowed or not, and the text the record keeps.
+
+    `reason`, on a refusal, is the clause the run's reply builds on ("the check refused
+    charge_card, because <reason>"); `text` is the sentence on its own.
+    """
 
     allowed: bool
     text: str
+    reason: str = ""
+
+    @classmethod
+    def refused(cls, tool: str, reason: str) -> Verdict:
+        return cls(False, texts.refusal_sentence(tool, reason), reason)
 
 
 @dataclass(frozen=True)
@@ -61,16 +72,16 @@ class Check:
         ("turn", "step <n> (<tool>)" or "model"; see `provenance.py`)."""
         spec = self.tools.get(tool)
         if spec is None:
-            return Verdict(False, texts.unknown_tool_refusal(tool))
+            return Verdict.refused(tool, texts.NOT_IN_CATALOGUE)
         for param in spec.params:
             if param.required and param.name != IDEMPOTENCY_KEY_PARAM and param.name not in args:
-                return Verdict(False, texts.missing_argument_refusal(tool, param.name))
+                return Verdict.refused(tool, texts.missing_argument_reason(param.name))
         for name in args:
             if spec.param(name) is None or name == IDEMPOTENCY_KEY_PARAM:
-                return Verdict(False, texts.unknown_argument_refusal(tool, name))
-        refusal = self.rules.refusal(tool, args, history, sources)
-        if refusal is not None:
-            return Verdict(False, refusal)
+                return Verdict.refused(tool, texts.unknown_argument_reason(name))
+        reason = self.rules.refusal(tool, args, history, sources)
+        if reason is not None:
+            return Verdict.refused(tool, reason)
         return Verdict(True, texts.allowed_call(tool))
 
     def plan_undo(self, write: CallRow) -> UndoPlan | str:
@@ -108,9 +119,9 @@ class Check:
                 return Verdict(False, texts.undo_bound_elsewhere(plan.tool, name, source))
         # Every argument of an undo is bound to the step it undoes.
         from_step = {name: texts.source_step(write.step, write.tool) for name in plan.args}
-        refusal = self.rules.refusal(plan.tool, plan.args, history, from_step)
-        if refusal is not None:
-            return Verdict(False, texts.undo_refused(plan.tool, refusal))
+        reason = self.rules.refusal(plan.tool, plan.args, history, from_step)
+        if reason is not None:
+            return Verdict(False, texts.undo_refused(plan.tool, reason), reason)
         return Verdict(True, texts.allowed_undo(plan.tool, write.tool, write.step, plan.sources))
 
 

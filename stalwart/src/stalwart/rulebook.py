@@ -31,7 +31,7 @@ everything. A rule is one of:
 the record is never rewound, so a charge that was refunded still counts. Order rules
 need a call that ran and was *not* undone, so a refund cannot follow a charge that was
 already refunded. Rules are checked in file order and the first that refuses a call
-gives the one sentence the person reads.
+gives the reason the person reads.
 
 Numbers are read as decimals, so `cap charge_card.amount <= 500.00` compares exactly.
 A parse error is a `ConfigError` naming the file, the line and the column.
@@ -57,36 +57,38 @@ COMPARISONS: Mapping[str, Callable[[Decimal, Decimal], bool]] = {
     ">": lambda value, limit: value > limit,
 }
 
-# Every sentence a refusal can say, in one place. `{where}` is "<file>, line <n>".
+# Every reason a refusal can give, in one place. A reason is a clause about the refused
+# call ("it", "its <arg>") that never names the tool, so the sentences built on it name
+# the tool once: "charge_card is refused: <reason>." and, in a run's reply, "the check
+# refused charge_card, because <reason>". `{where}` is "line <n> of <file>".
 REFUSAL_TEXTS: Mapping[str, str] = {
     "order": (
-        "{tool} is allowed only after {earlier}, and this session has no {earlier} "
-        "that ran and was not undone ({where})."
+        "{where} allows it only after {earlier}, and this session has no {earlier} "
+        "that ran and was not undone"
     ),
     "order_same": (
-        "{tool} is allowed only after {earlier} with the same {fields}, and this session "
-        "has no {earlier} with {values} that ran and was not undone ({where})."
+        "{where} allows it only after {earlier} with the same {fields}, and this session "
+        "has no {earlier} with {values} that ran and was not undone"
     ),
-    "cap_arg": (
-        "{tool} is refused: {tool}.{arg} is {value}, and the rulebook requires "
-        "{tool}.{arg} {op} {limit} ({where})."
-    ),
+    "cap_arg": "its {arg} is {value}, and {where} allows {bound} {limit}",
     "cap_total": (
-        "{tool} is refused: {tool}.{arg} would total {total} in this session, and the "
-        "rulebook requires {tool}.{arg} total {op} {limit} per session ({where})."
+        "its {arg} would total {total} in this session, and {where} allows a total of "
+        "{bound} {limit} per session"
     ),
     "cap_calls": (
-        "{tool} is refused: this would be call {count} of {tool} in this session, and "
-        "the rulebook requires {tool} calls {op} {limit} per session ({where})."
+        "this would be its call {count} in this session, and {where} allows {bound} "
+        "{limit} per session"
     ),
-    "source": (
-        "{tool} is refused: {tool}.{arg} came from {source}, and the rulebook requires "
-        "it to come from {allowed} ({where})."
-    ),
-    "not_a_number": (
-        "{tool} is refused: {tool}.{arg} is {value!r}, not a number, and the rulebook "
-        "caps it ({where})."
-    ),
+    "source": "its {arg} came from {source}, and {where} requires it to come from {allowed}",
+    "not_a_number": "its {arg} is {value!r}, not a number, and {where} caps it",
+}
+
+# A comparison as a refusal says it: "allows at most 500".
+BOUNDS: Mapping[str, str] = {
+    "<=": "at most",
+    "<": "less than",
+    ">=": "at least",
+    ">": "more than",
 }
 
 
@@ -134,9 +136,8 @@ class OrderRule:
             if all(_same_value(past.args.get(f), args.get(f)) for f in self.same):
                 return None
         if not self.same:
-            return REFUSAL_TEXTS["order"].format(tool=tool, earlier=self.earlier, where=where)
+            return REFUSAL_TEXTS["order"].format(earlier=self.earlier, where=where)
         return REFUSAL_TEXTS["order_same"].format(
-            tool=tool,
             earlier=self.earlier,
             fields=" and ".join(self.same),
             values=" and ".join(f"{f} {_shown(args.get(f))}" for f in self.same),
@@ -161,12 +162,12 @@ class ArgumentCap:
         value = _number(args[self.arg])
         if value is None:
             return REFUSAL_TEXTS["not_a_number"].format(
-                tool=tool, arg=self.arg, value=args[self.arg], where=where
+                arg=self.arg, value=args[self.arg], where=where
             )
         if COMPARISONS[self.op](value, self.limit):
             return None
         return REFUSAL_TEXTS["cap_arg"].format(
-            tool=tool, arg=self.arg, value=_shown(args[self.arg]), op=self.op,
+            arg=self.arg, value=_shown(args[self.arg]), bound=BOUNDS[self.op],
             limit=self.limit, where=where,
         )  # fmt: skip
 
@@ -192,13 +193,13 @@ class TotalCap:
             value = _number(values[self.arg])
             if value is None:
                 return REFUSAL_TEXTS["not_a_number"].format(
-                    tool=tool, arg=self.arg, value=values[self.arg], where=where
+                    arg=self.arg, value=values[self.arg], where=where
                 )
             total += value
         if COMPARISONS[self.op](total, self.limit):
             return None
         return REFUSAL_TEXTS["cap_total"].format(
-            tool=tool, arg=self.arg, total=total, op=self.op, limit=self.limit, where=where
+            arg=self.arg, total=total, bound=BOUNDS[self.op], limit=self.limit, where=where
         )
 
 
@@ -219,7 +220,7 @@ class CallsCap:
         if COMPARISONS[self.op](Decimal(count), self.limit):
             return None
         return REFUSAL_TEXTS["cap_calls"].format(
-            tool=tool, count=count, op=self.op, limit=self.limit, where=where
+            count=count, bound=BOUNDS[self.op], limit=self.limit, where=where
         )
 
 
@@ -247,7 +248,7 @@ class SourceRule:
             return None
         shown = "the model alone" if source == "model" else source
         return REFUSAL_TEXTS["source"].format(
-            tool=tool, arg=self.arg, source=shown,
+            arg=self.arg, source=shown,
             allowed=" or ".join(SOURCE_KINDS[kind] for kind in self.allowed), where=where,
         )  # fmt: skip
 
@@ -269,14 +270,15 @@ class Rulebook:
         history: Sequence[PastCall],
         sources: Mapping[str, str] | None = None,
     ) -> str | None:
-        """None when the rules allow the call, else one sentence saying which rule refuses it.
+        """None when the rules allow the call, else the reason the first rule that refuses
+        it gives (a clause about the call, naming the file and line; see REFUSAL_TEXTS).
 
         `sources` says where each argument's value came from ("turn", "step <n>
         (<tool>)" or "model"); only `require` rules read it.
         """
-        name = self.source.name if self.source is not None else "rulebook"
+        name = self.source.name if self.source is not None else "the rulebook"
         for rule in self.rules:
-            where = f"{name}, line {rule.line}"
+            where = f"line {rule.line} of {name}"
             if isinstance(rule, SourceRule):
                 sentence = rule.refusal(tool, args, sources, where)
             else:

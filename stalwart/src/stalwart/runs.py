@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from . import model_loop, texts
-from .check import Check, UndoPlan
+from .check import Check, UndoPlan, Verdict
 from .current import CurrentCall, sending
 from .errors import StalwartError
 from .keys import idempotency_key, undo_key
@@ -364,7 +364,7 @@ def advance(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
                 step["tool"], step["args"], ledger.history(), step_sources(step)
             )
             if not verdict.allowed:
-                run = _refuse(ledger, agentry, run, index, step, verdict.text)
+                run = _refuse(ledger, agentry, run, index, step, verdict)
                 continue
             waiting = _confirmation(ledger, agentry, run, index, step)
             run = move(ledger, run, Event.ASK, question=waiting.to_record())
@@ -448,7 +448,7 @@ def _send(
     args = typed_args(spec, step["args"]) if spec is not None else dict(step["args"])
     verdict = agentry.check.call(tool, args, ledger.history(), step_sources(step))
     if not verdict.allowed:
-        return _refuse(ledger, agentry, run, index, step, verdict.text)
+        return _refuse(ledger, agentry, run, index, step, verdict)
     key = idempotency_key(ledger.session.session, f"{run.number}.{index + 1}", tool, args)
     call = ledger.put_call(
         _call_row(ledger, agentry, run, index, tool, args, key, "in_flight", verdict.text)
@@ -527,9 +527,14 @@ def _current(run: RunRow, call: CallRow) -> CurrentCall:
 
 
 def _refuse(
-    ledger: Ledger, agentry: Agentry, run: RunRow, index: int, step: dict[str, Any], why: str
+    ledger: Ledger,
+    agentry: Agentry,
+    run: RunRow,
+    index: int,
+    step: dict[str, Any],
+    verdict: Verdict,
 ) -> RunRow:
-    tool, args = step["tool"], dict(step["args"])
+    tool, args, why = step["tool"], dict(step["args"]), verdict.text
     refused = _call_row(ledger, agentry, run, index, tool, args, None, "refused", None)
     ledger.put_call(replace(refused, error=why, finished=ledger.clock.now()))
     if step.get("tool_call_id") is not None and not _wrote(ledger, run):
@@ -538,7 +543,7 @@ def _refuse(
         ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
         ledger.add_message("tool", texts.memory_refused(why), run.run_id)
         return ledger.put_run(replace(run, cursor=index + 1))
-    failure = {"cause": "refused", "tool": tool, "reason": why}
+    failure = {"cause": "refused", "tool": tool, "reason": verdict.reason}
     return move(ledger, run, Event.REFUSED, failure=failure)
 
 

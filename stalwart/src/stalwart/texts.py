@@ -132,8 +132,9 @@ def cancelled_because(tool: str) -> str:
     return f"you cancelled it at {tool}"
 
 
-def refused_because(tool: str, refusal: str) -> str:
-    return f"the check refused {tool} ({_without_period(refusal)})"
+def refused_because(tool: str, reason: str) -> str:
+    """`reason` as the check gives it: a clause about the call (rulebook.REFUSAL_TEXTS)."""
+    return f"the check refused {tool}, because {reason}"
 
 
 def did_not_happen_because(tool: str) -> str:
@@ -207,8 +208,8 @@ def undo_already_done(undo: str) -> str:
     return f"{undo}: the step it undoes was undone already"
 
 
-def undo_refused(undo: str, refusal: str) -> str:
-    return f"the check refused {undo}: {_without_period(refusal)}"
+def undo_refused(undo: str, reason: str) -> str:
+    return f"the check refused {undo}, because {reason}"
 
 
 def undo_result_unseen(undo: str, argument: str) -> str:
@@ -380,16 +381,24 @@ MODEL_NO_ANSWER = "The model finished without a word."
 MODEL_NOT_RUN = "this call was not run"
 
 
-def unknown_tool_refusal(tool: str) -> str:
-    return f"{tool} is not one of this agent's tools."
+# --- why the check refused a call: a reason is a clause about the call that does not
+# name the tool, so each sentence built on it names the tool once ---
 
 
-def missing_argument_refusal(tool: str, argument: str) -> str:
-    return f"{tool} needs {argument}, and the call leaves it out."
+def refusal_sentence(tool: str, reason: str) -> str:
+    """A refusal on its own, as the record keeps it and the model reads it."""
+    return f"{tool} is refused: {reason}."
 
 
-def unknown_argument_refusal(tool: str, argument: str) -> str:
-    return f"{tool} takes no argument {argument}."
+NOT_IN_CATALOGUE = "it is not one of this agent's tools"
+
+
+def missing_argument_reason(argument: str) -> str:
+    return f"it needs {argument}, and the call leaves it out"
+
+
+def unknown_argument_reason(argument: str) -> str:
+    return f"it takes no argument {argument}"
 
 
 def model_missing(agent: str) -> str:
@@ -426,11 +435,6 @@ def rewind_refused(session: str, remaining: int) -> str:
         f"Session {session!r} cannot be rewound: {remaining} step(s) still need undoing "
         "(rewind_with_pending_compensation)."
     )
-
-
-def _without_period(sentence: str) -> str:
-    """A sentence set inside parentheses or after a colon loses its full stop."""
-    return sentence.rstrip().removesuffix(".")
 
 
 def _renderable(value: Any) -> bool:
