@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,56 @@ def test_rewind_takes_a_finished_run_out_of_memory(garden: Garden) -> None:
         Message("assistant", reply.text),
     ]
     assert len(agent.record("u")) == 1
+
+
+TILL_TOOLS = '''
+from decimal import Decimal
+
+from stalwart import tool
+
+CALLS: list[tuple[str, dict]] = []
+FAIL: set[str] = set()
+
+
+@tool(writes=True, irreversible=True)
+def charge_card(order: int, amount: Decimal) -> dict:
+    """Charge the card on file for an order."""
+    CALLS.append(("charge_card", {"order": order, "amount": amount}))
+    return {"order": order}
+
+
+@tool(writes=True, irreversible=True)
+def tip_waiter(order: int, amount: float) -> dict:
+    """Tip the waiter for an order."""
+    CALLS.append(("tip_waiter", {"order": order, "amount": amount}))
+    return {"order": order}
+'''
+
+
+def test_a_confirmation_shows_exactly_what_runs_in_whichever_process_confirms(
+    tmp_path: Path,
+) -> None:
+    project = write_project(
+        tmp_path, tools_source=TILL_TOOLS, tool_names=["charge_card", "tip_waiter"]
+    )
+    first = project.agent(clock=FakeClock())
+    reply = first.chat("charge order 4411 40.00, then tip the waiter for order 4411 2.50", user="u")
+    # A Decimal keeps the digits the turn wrote; a float is the float that runs.
+    charge = reply.waiting[0]
+    assert list(charge.args.items()) == [("order", 4411), ("amount", Decimal("40.00"))]
+    assert charge.text.startswith("Run charge_card(order=4411, amount=40.00)?")
+
+    # Another Agent reads the run back from the record: same arguments, types and order.
+    second = project.agent(clock=FakeClock())
+    reply = second.confirm("u", "approve")
+    tip = reply.waiting[0]
+    assert list(tip.args.items()) == [("order", 4411), ("amount", 2.5)]
+    assert type(tip.args["amount"]) is float
+    assert tip.text.startswith("Run tip_waiter(order=4411, amount=2.5)?")
+    third = project.agent(clock=FakeClock())
+    third.confirm("u", "approve")
+
+    assert project.calls == [("charge_card", charge.args), ("tip_waiter", tip.args)]
+    assert [type(args["amount"]) for _, args in project.calls] == [Decimal, float]
+    for opened in project.agents:
+        opened.close()

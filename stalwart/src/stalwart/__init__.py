@@ -9,6 +9,11 @@ from .errors import (
     Ambiguous,
     AnswerError,
     ConfigError,
+    ModelConfigError,
+    ModelError,
+    ModelReplyInvalid,
+    ModelRequestRejected,
+    ModelUnavailable,
     NoModelError,
     NotYourSession,
     OperatorTokenError,
@@ -16,9 +21,13 @@ from .errors import (
     RewindRefused,
     StalwartError,
 )
+from .keys import UnkeyableArgument
+from .lints import Lint
 from .memory import Message
+from .models import Model
 from .replies import Reply, Waiting
 from .tools import ToolSpec, UndoSpec, tool
+from .usage import RunUsage, SessionUsage, Usage
 
 __all__ = [
     "Agent",
@@ -28,7 +37,14 @@ __all__ = [
     "ConfigError",
     "CurrentCall",
     "FakeClock",
+    "Lint",
     "Message",
+    "Model",
+    "ModelConfigError",
+    "ModelError",
+    "ModelReplyInvalid",
+    "ModelRequestRejected",
+    "ModelUnavailable",
     "NoModelError",
     "NotYourSession",
     "OperatorTokenError",
@@ -36,10 +52,14 @@ __all__ = [
     "RecordedCall",
     "Reply",
     "RewindRefused",
+    "RunUsage",
+    "SessionUsage",
     "StalwartError",
     "SystemClock",
     "ToolSpec",
     "UndoSpec",
+    "UnkeyableArgument",
+    "Usage",
     "Waiting",
     "current_call",
     "tool",

@@ -41,6 +41,7 @@ from .errors import (
     RewindRefused,
 )
 from .ledger import Ledger
+from .lints import Lint, lint_agent
 from .memory import Message, read_next, rewind
 from .model_loop import DEFAULT_MAX_MODEL_CALLS, MODEL_KIND
 from .models import DEFAULT_PRICES, Model, load_model
@@ -139,10 +140,8 @@ class Agent:
         return self.config.tools
 
     @property
-    def lints(self) -> list[Any]:
+    def lints(self) -> list[Lint]:
         """What registration says about this agent's writes (see `stalwart.lints`)."""
-        from .lints import lint_agent
-
         return list(lint_agent(self.config))
 
     # --- a person's turn and answers ---

@@ -408,13 +408,15 @@ def _confirmation(
 ) -> Waiting:
     spec = agentry.tools[step["tool"]]
     sources = step.get("sources")  # shown for a model's step; the selector's are the turn's
+    # Shown exactly as the approved call will receive them, whichever process asks.
+    args = typed_args(spec, step["args"])
     return Waiting(
         kind="confirm",
         tool=step["tool"],
-        args=dict(step["args"]),
+        args=args,
         text=texts.confirm_question(
             step["tool"],
-            step["args"],
+            args,
             irreversible=spec.irreversible,
             in_atomic_run=_others_would_be_undone(ledger, agentry, run, index),
             sources=sources,
@@ -838,13 +840,17 @@ def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
     """Arguments as the tool's hints declare them, whichever process reads them back.
 
     The record keeps JSON, where a Decimal is its text; the tool, and the key computed
-    from the arguments, see the Decimal again.
+    from the arguments, see the Decimal again. The arguments come in the order of the
+    tool's parameters, as a confirmation shows them.
     """
-    typed = dict(args)
-    for name, value in args.items():
+    order = {param.name: position for position, param in enumerate(spec.params)}
+    typed: dict[str, Any] = {}
+    for name in sorted(args, key=lambda name: order.get(name, len(order))):
+        value = args[name]
         param = spec.param(name)
         if param is not None and param.base_type is Decimal and isinstance(value, str | int):
-            typed[name] = Decimal(value)
+            value = Decimal(value)
+        typed[name] = value
     return typed
 
 

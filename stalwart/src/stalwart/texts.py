@@ -9,6 +9,7 @@ writes a sentence a person reads.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from .keys import canonical_json
@@ -38,9 +39,19 @@ IRREVERSIBLE_IN_ATOMIC_RUN = "Nothing undoes this step, and the steps after it c
 
 
 def call_text(tool: str, args: Mapping[str, Any]) -> str:
-    """A call as a person reads it: charge_card(order=4411, amount=40.0)."""
-    shown = ", ".join(f"{name}={canonical_json(value)}" for name, value in args.items())
+    """A call as a person reads it: charge_card(order=4411, amount=40.0).
+
+    Each value shows what the tool will receive: a float parameter's 40.00 is the float
+    40.0; a Decimal keeps the digits it was written with (40.00).
+    """
+    shown = ", ".join(f"{name}={_value_shown(value)}" for name, value in args.items())
     return f"{tool}({shown})"
+
+
+def _value_shown(value: Any) -> str:
+    if isinstance(value, Decimal) and value.is_finite():
+        return str(value)
+    return canonical_json(value)
 
 
 def confirm_question(
