@@ -319,9 +319,10 @@ def test_an_undo_binding_in_the_decorator_is_checked_too(make_project: MakeProje
 def test_yaml_syntax_error_names_its_line(make_project: MakeProject) -> None:
     path = make_project("agents:\n  desk:\n    tools: [get_order\n  other: 1\n")
     error = config_error(path)
-    assert error.line == 4
-    assert error.expected.startswith("invalid YAML: ")
-    assert str(error).startswith(f"{path}:4:")
+    # A file that does not parse has no key path yet: the error names the file, line, column.
+    assert (error.file, error.key_path, error.line, error.column) == (str(path), "", 4, 8)
+    assert error.expected == "invalid YAML: expected ',' or ']', but got ':'"
+    assert str(error) == f"{path}:4:8: {error.expected}"
 
 
 @pytest.mark.parametrize(
@@ -511,9 +512,10 @@ def test_a_rulebook_that_does_not_parse_names_its_line_and_column(
         DESK + "rulebook: policy.co\n", policy="# desk\ncap charge_card.amount <== 5\n"
     )
     error = config_error(path)
-    assert error.file == str(path.parent / "policy.co")
+    assert (error.file, error.key_path) == (str(path.parent / "policy.co"), "")
     assert (error.line, error.column) == (2, 26)
     assert error.expected == "unexpected character '='"
+    assert str(error) == f"{path.parent / 'policy.co'}:2:26: unexpected character '='"
 
 
 @pytest.mark.parametrize(

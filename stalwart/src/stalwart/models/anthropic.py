@@ -5,14 +5,12 @@ Only `registry.load_model` imports this module, after checking the extra is inst
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import anthropic
 
 from ..errors import ModelReplyInvalid
-from .backoff import ProviderFailure
 from .base import (
     AssistantMessage,
     Completion,
@@ -24,6 +22,7 @@ from .base import (
     Usage,
     UserMessage,
 )
+from .official import OfficialClientAdapter
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # read by the client itself
@@ -31,22 +30,9 @@ BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # read by the client itself
 DEFAULT_MAX_TOKENS = 4096
 
 
-class AnthropicAdapter:
-    def __init__(
-        self,
-        selector: str,
-        model: str,
-        *,
-        api_key: str,
-        base_url: str | None,
-        timeout: float,
-    ) -> None:
-        self._selector = selector
-        self._model = model
-        # max_retries=0: the backoff policy in `Model` is the only one, and it is tested.
-        self._client = anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
-        )
+class AnthropicAdapter(OfficialClientAdapter):
+    sdk = anthropic
+    client_class = anthropic.Anthropic
 
     def send(self, request: Request) -> Completion:
         params: dict[str, Any] = {
@@ -58,20 +44,11 @@ class AnthropicAdapter:
             params["system"] = request.system
         if request.tools:
             params["tools"] = wire_tools(request.tools)
-        try:
-            message = self._client.messages.create(**params)
-        except anthropic.APIStatusError as error:
-            raise ProviderFailure(
-                error.status_code, _status_detail(error), dict(error.response.headers)
-            ) from error
-        except (anthropic.APIResponseValidationError, json.JSONDecodeError) as error:
-            raise ModelReplyInvalid(self._selector, f"unreadable answer: {error}") from error
-        except anthropic.APIConnectionError as error:
-            raise ProviderFailure(None, f"no response: {error}") from error
+        message = self._ask(lambda: self._client.messages.create(**params))
         return read_message(self._selector, message)
 
-    def close(self) -> None:
-        self._client.close()
+    def _status_detail(self, error: Any) -> str:
+        return str(error.api_message or error.message)
 
 
 def wire_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
@@ -149,7 +126,3 @@ def read_message(selector: str, message: object) -> Completion:
         usage=usage,
         stop_reason=message.stop_reason,
     )
-
-
-def _status_detail(error: anthropic.APIStatusError) -> str:
-    return error.api_message or error.message

@@ -13,7 +13,6 @@ from typing import Any
 import openai
 
 from ..errors import ModelReplyInvalid
-from .backoff import ProviderFailure
 from .base import (
     AssistantMessage,
     Completion,
@@ -25,24 +24,12 @@ from .base import (
     Usage,
     UserMessage,
 )
+from .official import OfficialClientAdapter
 
 
-class OpenAIAdapter:
-    def __init__(
-        self,
-        selector: str,
-        model: str,
-        *,
-        api_key: str,
-        base_url: str | None,
-        timeout: float,
-    ) -> None:
-        self._selector = selector
-        self._model = model
-        # max_retries=0: the backoff policy in `Model` is the only one, and it is tested.
-        self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
-        )
+class OpenAIAdapter(OfficialClientAdapter):
+    sdk = openai
+    client_class = openai.OpenAI
 
     def send(self, request: Request) -> Completion:
         params: dict[str, Any] = {
@@ -53,20 +40,8 @@ class OpenAIAdapter:
             params["tools"] = wire_tools(request.tools)
         if request.max_tokens is not None:
             params["max_completion_tokens"] = request.max_tokens
-        try:
-            completion = self._client.chat.completions.create(**params)
-        except openai.APIStatusError as error:
-            raise ProviderFailure(
-                error.status_code, error.message, dict(error.response.headers)
-            ) from error
-        except (openai.APIResponseValidationError, json.JSONDecodeError) as error:
-            raise ModelReplyInvalid(self._selector, f"unreadable answer: {error}") from error
-        except openai.APIConnectionError as error:
-            raise ProviderFailure(None, f"no response: {error}") from error
+        completion = self._ask(lambda: self._client.chat.completions.create(**params))
         return read_completion(self._selector, completion)
-
-    def close(self) -> None:
-        self._client.close()
 
 
 def wire_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
