@@ -66,7 +66,6 @@ Loc = tuple[str | int, ...]
 _M = TypeVar("_M", bound=BaseModel)
 
 SOURCE_KEYS = ("python",)
-FACT_KEYS = ("writes", "undo", "irreversible", "retry_safe", "confirm")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

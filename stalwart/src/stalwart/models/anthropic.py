@@ -24,8 +24,6 @@ from .base import (
 )
 from .official import OfficialClientAdapter
 
-API_KEY_ENV = "ANTHROPIC_API_KEY"
-BASE_URL_ENV = "ANTHROPIC_BASE_URL"  # read by the client itself
 # The Messages API requires max_tokens on every request.
 DEFAULT_MAX_TOKENS = 4096
 
