@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .base import Changes, SessionRecord
 from .schema import (
@@ -140,9 +140,9 @@ class SQLiteStore:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         database = hashlib.sha256(os.path.realpath(self.path).encode("utf-8")).hexdigest()[:24]
-        self._lock_folder = Path(tempfile.gettempdir()) / "stalwart-locks" / database
+        self._lock_folder = os.path.join(tempfile.gettempdir(), "stalwart-locks", database)
         if not self._memory:
-            self._lock_folder.mkdir(parents=True, exist_ok=True)
+            os.makedirs(self._lock_folder, exist_ok=True)
         with self._guard:
             self._db.execute("BEGIN IMMEDIATE")
             for statement in ddl():
@@ -200,23 +200,26 @@ class SQLiteStore:
             if self._memory:
                 yield
                 return
-            with self._open_lock_file(session) as handle:
-                fcntl.flock(handle, fcntl.LOCK_EX)
+            descriptor = self._open_lock_file(session)
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX)
                 try:
                     yield
                 finally:
-                    fcntl.flock(handle, fcntl.LOCK_UN)
+                    fcntl.flock(descriptor, fcntl.LOCK_UN)
+            finally:
+                os.close(descriptor)
 
-    def _open_lock_file(self, session: str) -> BinaryIO:
+    def _open_lock_file(self, session: str) -> int:
         # Beside the machine's temp files, not the database: nothing lands in a project's
         # folder, and every process on the machine finds the same file for a session.
         # The folder is made once per store, and again only if it went (a temp cleaner).
-        name = hashlib.sha256(session.encode("utf-8")).hexdigest()[:32]
+        path = os.path.join(self._lock_folder, hashlib.sha256(session.encode()).hexdigest()[:32])
         try:
-            return open(self._lock_folder / name, "a+b")
+            return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         except FileNotFoundError:
-            self._lock_folder.mkdir(parents=True, exist_ok=True)
-            return open(self._lock_folder / name, "a+b")
+            os.makedirs(self._lock_folder, exist_ok=True)
+            return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
 
     def close(self) -> None:
         with self._guard:
