@@ -31,6 +31,7 @@ SHOP = HERE.parent / "examples" / "shop"
 sys.path.insert(0, str(HERE.parent / "tests"))  # pgserver: the tests' PostgreSQL server
 
 from floor import Floor, PostgresFloor, SQLiteFloor  # noqa: E402
+from profile_runs import where_time_goes  # noqa: E402
 from report import Measured, notes, table  # noqa: E402
 
 from stalwart import Agent  # noqa: E402
@@ -69,6 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--backend", choices=("sqlite", "postgres", "all"), default="all", help="record(s)"
     )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="after the table, profile the failed order on each backend: where the time goes",
+    )
     options = parser.parse_args(argv)
     if options.runs < 1:
         parser.error("--runs must be 1 or more")
@@ -78,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     rows: list[Measured] = []
+    profiles: list[str] = []
     backends = ("sqlite", "postgres") if options.backend == "all" else (options.backend,)
     for backend in backends:
         with _record(backend) as opened:
@@ -87,9 +94,24 @@ def main(argv: list[str] | None = None) -> int:
             for scenario in SCENARIOS:
                 rows.append(_measure(backend, scenario, store, options.runs, floors))
                 print(f"  measured {backend} {scenario.name}", flush=True)
+            if options.profile:
+                profiles.append(f"{backend}, {SCENARIOS[0].name}: {_profile(backend, store)}")
     print(table(rows))
     print(notes(rows))
+    for profile in profiles:
+        print(profile)
     return 0
+
+
+def _profile(backend: str, store: Store, runs: int = 200) -> str:
+    desk = Agent.from_file(SHOP / "agent.yaml", store=store)
+    from shop.tools import CALLS
+
+    def run_once(number: int) -> None:
+        _order(desk, SCENARIOS[0], f"profile-{backend}-{number}")
+        CALLS.clear()
+
+    return where_time_goes(run_once, runs)
 
 
 @contextmanager
