@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import Decimal
 
 from stalwart import tool
 from stalwart.check import Check, UndoPlan
@@ -133,3 +134,38 @@ def test_the_rulebook_decides_calls_and_undos() -> None:
     )
     history = [PastCall("book_flight", {"passenger": "Ada", "flight": "LX1"}, True, False)]
     assert check.undo(_write(), plan, history).allowed
+
+
+@tool(writes=True, irreversible=True)
+def pay_bill(
+    bill: int, amount: Decimal, rate: float, paid: bool, memo: str, note: str | None = None
+) -> dict:
+    """Pay a bill."""
+    return {}
+
+
+def test_a_value_of_the_wrong_type_is_refused_naming_the_type_it_should_have() -> None:
+    spec = spec_of(pay_bill)
+    assert spec is not None
+    check = Check({"pay_bill": spec}, EMPTY)
+    good = {"bill": 7, "amount": "40.00", "rate": 1, "paid": False, "memo": "rent"}
+    assert check.call("pay_bill", good, []).allowed
+    assert check.call("pay_bill", {**good, "amount": Decimal("40.00"), "rate": 0.5}, []).allowed
+    assert check.call("pay_bill", {**good, "note": None}, []).allowed
+    wrong = [
+        ({"bill": "7"}, 'its bill is "7", not a whole number'),
+        ({"bill": True}, "its bill is true, not a whole number"),
+        ({"bill": 7.5}, "its bill is 7.5, not a whole number"),
+        ({"amount": "forty"}, 'its amount is "forty", not a decimal number'),
+        ({"amount": "NaN"}, 'its amount is "NaN", not a decimal number'),
+        ({"amount": 40.0}, "its amount is 40.0, not a decimal number"),
+        ({"rate": "1.5"}, 'its rate is "1.5", not a number'),
+        ({"paid": "no"}, 'its paid is "no", not true or false'),
+        ({"memo": 12}, "its memo is 12, not text"),
+        ({"note": 3}, "its note is 3, not text"),
+        ({"memo": None}, "its memo is null, not text"),
+    ]
+    for change, reason in wrong:
+        verdict = check.call("pay_bill", {**good, **change}, [])
+        assert (verdict.allowed, verdict.reason) == (False, reason), change
+        assert verdict.text == f"pay_bill is refused: {reason}."

@@ -214,6 +214,24 @@ def test_a_refusal_before_anything_was_written_is_told_to_the_model(
     assert shop.calls == []
 
 
+def test_an_argument_of_the_wrong_type_is_refused_and_the_model_told_why(
+    shop: Shop, clock: FakeClock
+) -> None:
+    desk, adapter = desk_with(
+        shop,
+        clock,
+        [scripted(calls=[("c1", "get_order", {"order": 4411})]), scripted("Sorry.")],
+    )
+    reply = desk.chat(SETTLE_TURN, user="u")
+
+    assert (reply.state, reply.text) == ("done", "Sorry.")
+    assert adapter.requests[1].messages[-1] == ToolResultMessage(
+        call_id="c1", content="get_order is refused: its order is 4411, not text.", is_error=True
+    )
+    assert [(c.tool, c.status) for c in desk.record("u")] == [("get_order", "refused")]
+    assert shop.calls == []
+
+
 def test_a_write_refused_after_an_earlier_write_fails_the_run(tmp_path: Path) -> None:
     shop = write_shop(tmp_path, rulebook="require charge_card.amount from turn or step\n")
     clock = FakeClock()

@@ -412,6 +412,10 @@ def unknown_argument_reason(argument: str) -> str:
     return f"it takes no argument {argument}"
 
 
+def wrong_type_reason(argument: str, value: Any, expected: str) -> str:
+    return f"its {argument} is {brief(value, limit=60)}, not {expected}"
+
+
 def model_missing(agent: str) -> str:
     return (
         f"agent {agent!r}: on_unread: model needs a model; add model: '<provider>:<model>' "
