@@ -187,3 +187,25 @@ def test_json_columns_are_canonical_text_without_copying_first() -> None:
     assert columns["result"] == '{"a":{"b":[3],"y":[1,2]},"z":1}'
     assert columns["args"] == '{"amount":40.0,"order":4411}'
     assert columns["bindings"] is None
+
+
+def test_a_row_given_twice_in_one_commit_keeps_the_later(store: Store) -> None:
+    """Rows are upserted one by one in effect: PostgreSQL's one INSERT per table keeps
+    the later of two rows with one key, as SQLite's statement per row does."""
+    first = MessageRow("s1", 0, "user", "first", "r#1", rewound=False)
+    second = MessageRow("s1", 0, "user", "second", "r#1", rewound=True)
+    other = MessageRow("s1", 1, "tool", "other", "r#1", rewound=False)
+    store.commit(
+        Changes(
+            sessions=[_session("s1")],
+            runs=[_run("s1"), _run("s1", state="done")],
+            calls=[_call("s1"), _call("s1", "ran")],
+            messages=[first, other, second],
+        )
+    )
+    loaded = store.load("s1")
+    assert loaded is not None
+    assert loaded.messages == (second, other)
+    assert loaded.runs == (_run("s1", state="done"),)
+    assert [call.status for call in loaded.calls] == ["ran"]
+    assert store.commits == 1

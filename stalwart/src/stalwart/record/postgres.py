@@ -20,16 +20,19 @@ Each load and each commit is one round trip: one query of several statements, it
 parameters bound on the client (psycopg's `ClientCursor`, which quotes them), which the
 server runs as one transaction. A load reads the session's four tables in one REPEATABLE
 READ, read-only transaction, so from one snapshot. A commit upserts every row, all or
-nothing, and counts once. JSON columns are stored as the same canonical text SQLite
+nothing, with one INSERT per table (the server parses one statement per table, not one
+per row), and counts once. JSON columns are stored as the same canonical text SQLite
 stores, so both backends hand back equal values, key order included.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from operator import attrgetter
 from typing import Any
 
 try:
@@ -141,7 +144,6 @@ class PostgresStore:
         self._idle: list[psycopg.Connection[Any]] = []
         self._held = threading.local()
         self._closed = False
-        self._upserts = {table.row: _upsert_sql(table.row) for table in TABLES}
         with self._borrowed() as connection, connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
             for statement in ddl():
@@ -184,9 +186,13 @@ class PostgresStore:
             return
         statements: list[str] = []
         values: list[Any] = []
-        for row in changes.rows():
-            statements.append(self._upserts[type(row)])
-            values.extend(column_values(row))
+        for row_type, rows in _by_table(changes):
+            latest = _latest_by_key(row_type, rows)
+            if not latest:
+                continue
+            statements.append(_upsert_sql(row_type, len(latest)))
+            for row in latest:
+                values.extend(column_values(row))
         with self._connection() as connection:
             # One query of several statements: the server runs it as one transaction, in
             # one round trip, and rolls all of it back if any statement fails.
@@ -282,17 +288,35 @@ class PostgresStore:
         return stack
 
 
-def _upsert_sql(row_type: type) -> str:
+@functools.lru_cache(maxsize=128)
+def _upsert_sql(row_type: type, rows: int) -> str:
+    """One INSERT of `rows` rows of a table, each updating the row its key names."""
     table = TABLE_OF[row_type]
     names = column_names(row_type)
     columns = ", ".join(f'"{n}"' for n in names)
-    marks = ", ".join("%s" for _ in names)
+    marks = "(" + ", ".join("%s" for _ in names) + ")"
     key = ", ".join(f'"{n}"' for n in table.key)
     updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in table.key)
     return (
-        f'INSERT INTO "{table.name}" ({columns}) VALUES ({marks}) '
+        f'INSERT INTO "{table.name}" ({columns}) VALUES {", ".join([marks] * rows)} '
         f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
     )
+
+
+def _by_table(changes: Changes) -> list[tuple[type, list[Any]]]:
+    return [
+        (SessionRow, changes.sessions),
+        (RunRow, changes.runs),
+        (CallRow, changes.calls),
+        (MessageRow, changes.messages),
+    ]
+
+
+def _latest_by_key(row_type: type, rows: list[Any]) -> list[Any]:
+    """The rows, the later of two with one key only: one INSERT may not update a row twice,
+    and upserting them one by one would leave the later."""
+    key = attrgetter(*TABLE_OF[row_type].key)
+    return list({key(row): row for row in rows}.values())
 
 
 def _end_failed_transaction(connection: psycopg.Connection[Any]) -> None:
