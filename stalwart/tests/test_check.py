@@ -139,7 +139,7 @@ def test_the_rulebook_decides_calls_and_undos() -> None:
 @tool(writes=True, irreversible=True)
 def pay_bill(
     bill: int, amount: Decimal, rate: float, paid: bool, memo: str, note: str | None = None
-) -> dict:
+) -> dict[str, str]:
     """Pay a bill."""
     return {}
 
@@ -152,7 +152,7 @@ def test_a_value_of_the_wrong_type_is_refused_naming_the_type_it_should_have() -
     assert check.call("pay_bill", good, []).allowed
     assert check.call("pay_bill", {**good, "amount": Decimal("40.00"), "rate": 0.5}, []).allowed
     assert check.call("pay_bill", {**good, "note": None}, []).allowed
-    wrong = [
+    wrong: list[tuple[dict[str, object], str]] = [
         ({"bill": "7"}, 'its bill is "7", not a whole number'),
         ({"bill": True}, "its bill is true, not a whole number"),
         ({"bill": 7.5}, "its bill is 7.5, not a whole number"),

@@ -78,10 +78,10 @@ class Check:
             if param.required and param.name != IDEMPOTENCY_KEY_PARAM and param.name not in args:
                 return Verdict.refused(tool, texts.missing_argument_reason(param.name))
         for name, value in args.items():
-            param = spec.param(name)
-            if param is None or name == IDEMPOTENCY_KEY_PARAM:
+            declared = spec.param(name)
+            if declared is None or name == IDEMPOTENCY_KEY_PARAM:
                 return Verdict.refused(tool, texts.unknown_argument_reason(name))
-            expected = _type_missed(param, value)
+            expected = _type_missed(declared, value)
             if expected is not None:
                 return Verdict.refused(tool, texts.wrong_type_reason(name, value, expected))
         reason = self.rules.refusal(tool, args, history, sources)
