@@ -298,3 +298,26 @@ def test_a_confirmation_shows_exactly_what_runs_in_whichever_process_confirms(
     assert [type(args["amount"]) for _, args in project.calls] == [Decimal, float]
     for opened in project.agents:
         opened.close()
+
+
+def test_a_skipped_call_is_remembered_with_its_arguments_as_they_were_shown(
+    tmp_path: Path,
+) -> None:
+    project = write_project(
+        tmp_path, tools_source=TILL_TOOLS, tool_names=["charge_card", "tip_waiter"]
+    )
+    first = project.agent(clock=FakeClock())
+    shown = first.chat("tip the waiter for order 7 2.50, then charge order 7 9.90", user="u")
+    assert shown.text.startswith("Run tip_waiter(order=7, amount=2.5)?")
+    second = project.agent(clock=FakeClock())  # reads the run back from the record
+    second.confirm("u", "skip")
+    second.confirm("u", "skip")
+    assert [m.content for m in second.memory("u")][1:5] == [
+        "call tip_waiter(order=7, amount=2.5)",
+        "declined: the person skipped this call",
+        "call charge_card(order=7, amount=9.90)",
+        "declined: the person skipped this call",
+    ]
+    assert project.calls == []
+    for opened in project.agents:
+        opened.close()

@@ -542,7 +542,7 @@ def _refuse(
     if step.get("tool_call_id") is not None and not _wrote(ledger, run):
         # A model's step refused before anything of its run was written: the model is
         # told why, as the step's result, and chooses again. Nothing needs undoing.
-        ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
+        ledger.add_message("assistant", _memory_call(agentry, tool, args), run.run_id)
         ledger.add_message("tool", texts.memory_refused(why), run.run_id)
         return ledger.put_run(replace(run, cursor=index + 1))
     failure = {"cause": "refused", "tool": tool, "reason": verdict.reason}
@@ -562,8 +562,14 @@ def _record_declined(
     tool, args = step["tool"], dict(step["args"])
     declined = _call_row(ledger, agentry, run, index, tool, args, None, "declined", None)
     ledger.put_call(replace(declined, result=texts.DECLINED_RESULT, finished=ledger.clock.now()))
-    ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
+    ledger.add_message("assistant", _memory_call(agentry, tool, args), run.run_id)
     ledger.add_message("tool", texts.DECLINED_RESULT, run.run_id)
+
+
+def _memory_call(agentry: Agentry, tool: str, args: Mapping[str, Any]) -> str:
+    """A call that did not run, as memory keeps it: its arguments as they were shown."""
+    spec = agentry.tools.get(tool)
+    return texts.memory_call(tool, typed_args(spec, args) if spec is not None else args)
 
 
 # --- rolling back ---
