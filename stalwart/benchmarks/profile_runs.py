@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import cProfile
 import pstats
-from collections import Counter
 from collections.abc import Callable
 
 
@@ -23,12 +22,14 @@ def where_time_goes(run_once: Callable[[int], None], runs: int, top: int = 15) -
     profile.disable()
     stats: dict[tuple[str, int, str], tuple[int, int, float, float, object]]
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
-    by_place: Counter[str] = Counter()
+    by_place: dict[str, float] = {}
     for (path, _line, function), (_calls, _primitive, own, _cumulative, _callers) in stats.items():
-        by_place[_place(path, function)] += own
+        place = _place(path, function)
+        by_place[place] = by_place.get(place, 0.0) + own
     total = sum(by_place.values())
     lines = [f"where the time of {runs} runs goes under cProfile (own time, by place):"]
-    for place, secs in by_place.most_common(top):
+    heaviest = sorted(by_place.items(), key=lambda item: -item[1])[:top]
+    for place, secs in heaviest:
         lines.append(f"  {secs / runs * 1000:7.3f} ms/run  {secs / total:6.1%}  {place}")
     return "\n".join(lines)
 

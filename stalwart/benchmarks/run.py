@@ -105,11 +105,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _profile(backend: str, store: Store, runs: int = 200) -> str:
     desk = Agent.from_file(SHOP / "agent.yaml", store=store)
-    from shop.tools import CALLS
+    calls = _shop_calls()
 
     def run_once(number: int) -> None:
         _order(desk, SCENARIOS[0], f"profile-{backend}-{number}")
-        CALLS.clear()
+        calls.clear()
 
     return where_time_goes(run_once, runs)
 
@@ -154,12 +154,12 @@ def _measure(
     backend: str, scenario: Scenario, store: Store, runs: int, floors: list[Floor]
 ) -> Measured:
     desk = Agent.from_file(SHOP / "agent.yaml", store=store)
-    from shop.tools import CALLS  # type: ignore[import-not-found]  # on sys.path from here
+    calls = _shop_calls()
 
     slug = scenario.name.replace(" ", "-")
     for number in range(WARM_UP_RUNS):
         _order(desk, scenario, f"warm-{backend}-{slug}-{number}")
-        CALLS.clear()
+        calls.clear()
     seconds: list[float] = []
     commits = step_commits = 0
     floor_secs = [0.0] * len(floors)
@@ -174,7 +174,7 @@ def _measure(
         step_commits += made - turn_commits
         for number, floor in enumerate(floors):  # right after the run: the same disk weather
             floor_secs[number] += floor.commit(made)
-        CALLS.clear()
+        calls.clear()
     write_steps = sum(
         1
         for user in users
@@ -194,6 +194,14 @@ def _measure(
             (floor.label, secs) for floor, secs in zip(floors[1:], floor_secs[1:], strict=True)
         ),
     )
+
+
+def _shop_calls() -> list[str]:
+    """The shop's list of the tools it ran, in order (its agent.yaml put it on sys.path)."""
+    from shop.tools import CALLS  # type: ignore[import-not-found]  # on sys.path from here
+
+    calls: list[str] = CALLS
+    return calls
 
 
 def _order(desk: Agent, scenario: Scenario, user: str) -> int:
