@@ -16,12 +16,13 @@ That is the fence: if the connection (and so the lock) is lost, the holder's nex
 fails instead of writing beside a new holder. Outside a lock, an operation borrows an
 idle connection from a small pool.
 
-Each load and each commit is one round trip: one query of several statements, its
-parameters bound on the client (psycopg's `ClientCursor`, which quotes them), which the
-server runs as one transaction. A load reads the session's four tables in one REPEATABLE
-READ, read-only transaction, so from one snapshot. A commit upserts every row, all or
-nothing, with one INSERT per table (the server parses one statement per table, not one
-per row), and counts once. JSON columns are stored as the same canonical text SQLite
+Each load and each commit is one round trip. A load is one query of several statements,
+its parameters bound on the client (psycopg's `ClientCursor`, which quotes them), reading
+the session's four tables in one REPEATABLE READ, read-only transaction, so from one
+snapshot. A commit is ONE statement, all or nothing: one INSERT per table, the first ones
+as data-modifying WITH queries, its values bound by the server, so a connection prepares
+each shape of commit once and the server does not parse and plan it again. It counts
+once. JSON columns are stored as the same canonical text SQLite
 stores, so both backends hand back equal values, key order included.
 """
 
@@ -194,9 +195,8 @@ class PostgresStore:
             for row in latest:
                 values.extend(column_values(row))
         with self._connection() as connection:
-            # One query of several statements: the server runs it as one transaction, in
-            # one round trip, and rolls all of it back if any statement fails.
-            connection.execute("; ".join(statements), values)
+            with psycopg.Cursor(connection) as cursor:
+                cursor.execute(_one_statement(tuple(statements)), values)
             with self._counter:
                 self.commits += 1
 
@@ -301,6 +301,22 @@ def _upsert_sql(row_type: type, rows: int) -> str:
         f'INSERT INTO "{table.name}" ({columns}) VALUES {", ".join([marks] * rows)} '
         f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
     )
+
+
+@functools.lru_cache(maxsize=128)
+def _one_statement(upserts: tuple[str, ...]) -> str:
+    """The upserts as ONE statement, the first ones as data-modifying WITH queries.
+
+    One statement is one transaction and one round trip, all or nothing, and its values
+    are bound by the server: so the statement's text is the same for every commit of the
+    same shape, and the connection prepares it after a few (the server then neither
+    parses nor plans it again), where several statements in one query could only be
+    sent with their values quoted into the text, parsed anew every time.
+    """
+    *first, last = upserts
+    if not first:
+        return last
+    return "WITH " + ", ".join(f"u{n} AS ({sql})" for n, sql in enumerate(first)) + " " + last
 
 
 def _by_table(changes: Changes) -> list[tuple[type, list[Any]]]:
