@@ -209,3 +209,22 @@ def test_a_row_given_twice_in_one_commit_keeps_the_later(store: Store) -> None:
     assert loaded.runs == (_run("s1", state="done"),)
     assert [call.status for call in loaded.calls] == ["ran"]
     assert store.commits == 1
+
+
+def test_values_come_back_exactly(store: Store) -> None:
+    """A commit is one statement of many rows, its values bound by the server: floats,
+    big integers, quotes, newlines and non-ASCII text come back as they went."""
+    awkward = {"big": 2**62 + 1, "tiny": 1e-300, "sum": 0.1 + 0.2, "text": 'é "q" \n \\ ✓'}
+    call = replace(
+        _call("s1", "ran", awkward),
+        created=0.1 + 0.2,
+        finished=1_796_024_799.123456,
+        error='it said "no"\nand stopped',
+    )
+    session = replace(_session("s1"), user="ünï", created=-0.0)
+    store.commit(Changes(sessions=[session], runs=[_run("s1")], calls=[call]))
+    loaded = store.load("s1")
+    assert loaded is not None
+    assert loaded.session == session
+    assert loaded.calls == (call,)
+    assert loaded.calls[0].result == awkward
