@@ -20,16 +20,17 @@ Each load and each commit is one round trip. A load is one query of several stat
 its parameters bound on the client (psycopg's `ClientCursor`, which quotes them), reading
 the session's four tables in one REPEATABLE READ, read-only transaction, so from one
 snapshot. A commit is ONE statement, all or nothing: one INSERT per table, the first ones
-as data-modifying WITH queries, its values bound by the server, so a connection prepares
-each shape of commit once and the server does not parse and plan it again. It counts
-once. JSON columns are stored as the same canonical text SQLite
-stores, so both backends hand back equal values, key order included.
+as data-modifying WITH queries, each table's rows one JSON parameter bound by the server.
+Its text is the same for every commit of the same tables, so psycopg converts it once and
+the server prepares it. It counts once. JSON columns are stored as the same canonical
+text SQLite stores, so both backends hand back equal values, key order included.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -55,8 +56,8 @@ from .schema import (
     RunRow,
     SessionRow,
     column_names,
-    column_values,
     from_values,
+    to_columns,
 )
 
 _SQL_TYPES = {
@@ -191,9 +192,8 @@ class PostgresStore:
             latest = _latest_by_key(row_type, rows)
             if not latest:
                 continue
-            statements.append(_upsert_sql(row_type, len(latest)))
-            for row in latest:
-                values.extend(column_values(row))
+            statements.append(_upsert_sql(row_type))
+            values.append(_rows_json([to_columns(row) for row in latest]))
         with self._connection() as connection:
             with psycopg.Cursor(connection) as cursor:
                 cursor.execute(_one_statement(tuple(statements)), values)
@@ -288,19 +288,36 @@ class PostgresStore:
         return stack
 
 
-@functools.lru_cache(maxsize=128)
-def _upsert_sql(row_type: type, rows: int) -> str:
-    """One INSERT of `rows` rows of a table, each updating the row its key names."""
+def _upsert_sql(row_type: type) -> str:
+    """One INSERT of a table's rows, given as one JSON array of objects by column name,
+    each row updating the row its key names.
+
+    One parameter per table, whatever the number of rows: the statement's text is the
+    same for every commit of the same tables, so psycopg converts it once (it converts a
+    statement of more than 50 parameters anew every time) and the server prepares it.
+    """
     table = TABLE_OF[row_type]
     names = column_names(row_type)
     columns = ", ".join(f'"{n}"' for n in names)
-    marks = "(" + ", ".join("%s" for _ in names) + ")"
     key = ", ".join(f'"{n}"' for n in table.key)
     updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in table.key)
     return (
-        f'INSERT INTO "{table.name}" ({columns}) VALUES {", ".join([marks] * rows)} '
+        f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} '
+        f'FROM jsonb_populate_recordset(NULL::"{table.name}", %s::jsonb) '
         f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
     )
+
+
+# A float goes by its shortest repr, which PostgreSQL reads back to the same double;
+# JSON columns are already text, and go as JSON strings.
+_ROWS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _rows_json(rows: list[dict[str, Any]]) -> str:
+    try:
+        return _ROWS.encode(rows)
+    except (TypeError, ValueError) as error:  # what psycopg says of a value it cannot send
+        raise psycopg.ProgrammingError(f"cannot store this value: {error}") from error
 
 
 @functools.lru_cache(maxsize=128)
