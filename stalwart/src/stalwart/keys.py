@@ -37,9 +37,18 @@ def undo_key(write_key: str, undo_tool: str, args: Mapping[str, Any]) -> str:
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
+# The C encoder of one JSON string, non-ASCII kept: what `json.dumps(text,
+# ensure_ascii=False)` returns, without building a JSONEncoder on every call (as `dumps`
+# does for any non-default option); keys are rendered for every call sent.
+_string = json.encoder.encode_basestring
+_CONSTANTS = {None: "null", True: "true", False: "false"}
+
+
 def _render(value: Any) -> str:
+    if isinstance(value, str):
+        return _string(value)
     if value is None or isinstance(value, bool):
-        return json.dumps(value)
+        return _CONSTANTS[value]
     if isinstance(value, int):
         return str(int(value))
     if isinstance(value, float):
@@ -53,15 +62,9 @@ def _render(value: Any) -> str:
             raise UnkeyableArgument(f"{value!r} has no stable JSON form")
         text = format(value.normalize(), "f")
         return text if "." in text else text + ".0"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, Mapping):
         items = sorted((str(k), v) for k, v in value.items())
-        return (
-            "{"
-            + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_render(v)}" for k, v in items)
-            + "}"
-        )
+        return "{" + ",".join(f"{_string(k)}:{_render(v)}" for k, v in items) + "}"
     if isinstance(value, list | tuple):
         return "[" + ",".join(_render(v) for v in value) + "]"
     raise UnkeyableArgument(f"{type(value).__name__} {value!r} has no stable JSON form")
