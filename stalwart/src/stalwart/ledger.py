@@ -6,12 +6,19 @@ durable transaction. Nothing in a Ledger outlives the call that opened it.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from .clock import Clock
 from .record import Changes, SessionRecord, Store
-from .record.schema import TOOK_EFFECT, CallRow, CallStatus, MessageRow, RunRow, SessionRow
+from .record.schema import (
+    TOOK_EFFECT,
+    CallRow,
+    CallStatus,
+    MessageRow,
+    RunRow,
+    SessionRow,
+    replace_row,
+)
 from .rulebook import PastCall
 
 # Every call that was sent, whatever came of it. A declined, refused or did-not-happen call
@@ -73,7 +80,7 @@ class Ledger:
     # --- changing ---
 
     def put_run(self, run: RunRow) -> RunRow:
-        run = replace(run, updated=self.clock.now())
+        run = replace_row(run, updated=self.clock.now())
         self._replace(self.runs, "run_id", run)
         self._changes.runs = [r for r in self._changes.runs if r.run_id != run.run_id] + [run]
         return run
@@ -95,7 +102,7 @@ class Ledger:
         return message
 
     def hide_message(self, message: MessageRow) -> None:
-        hidden = replace(message, rewound=True)
+        hidden = replace_row(message, rewound=True)
         self._replace(self.messages, "seq", hidden)
         self._changes.messages = [m for m in self._changes.messages if m.seq != hidden.seq]
         self._changes.messages.append(hidden)

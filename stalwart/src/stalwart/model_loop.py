@@ -24,7 +24,7 @@ What the model is sent is rebuilt from the record each time:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -41,7 +41,7 @@ from .models import (
     UserMessage,
 )
 from .provenance import SeenResult, sources_of
-from .record.schema import CallRow, CallStatus, MessageRow, RunRow, as_recorded
+from .record.schema import CallRow, CallStatus, MessageRow, RunRow, as_recorded, replace_row
 from .retry import render_error
 from .tools import ToolSpec
 
@@ -103,7 +103,7 @@ def ask(
         pending = _ask_row(ledger, agent, run, selector, number=len(asked) + 1)
     history = request_history(ledger, run)
     pending = ledger.put_call(
-        replace(pending, status=CallStatus.IN_FLIGHT, tries=pending.tries + 1)
+        replace_row(pending, status=CallStatus.IN_FLIGHT, tries=pending.tries + 1)
     )
     ledger.commit()
     try:
@@ -112,7 +112,7 @@ def ask(
         )
     except ModelError as error:
         ledger.put_call(
-            replace(
+            replace_row(
                 pending,
                 status=CallStatus.FAILED,
                 error=render_error(error),
@@ -121,7 +121,7 @@ def ask(
         )
         return Failure({"cause": "model", "model": selector, "detail": _detail(error)})
     ledger.put_call(
-        replace(
+        replace_row(
             pending,
             status=CallStatus.RAN,
             result=_recorded_answer(response),

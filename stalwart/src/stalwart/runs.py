@@ -21,7 +21,7 @@ released): `resume` takes it up from what the record shows.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -35,7 +35,7 @@ from .ledger import Ledger
 from .memory import rewind
 from .models import Model
 from .provenance import all_from_turn
-from .record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded
+from .record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from .replies import Waiting
 from .retry import (
     AfterFailure,
@@ -149,7 +149,7 @@ def transition(state: str, event: Event) -> State:
 
 
 def move(ledger: Ledger, run: RunRow, event: Event, **changes: Any) -> RunRow:
-    return ledger.put_run(replace(run, state=transition(run.state, event).value, **changes))
+    return ledger.put_run(replace_row(run, state=transition(run.state, event).value, **changes))
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ def _approve(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -
 def _skip(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
     run = move(ledger, run, Event.SKIP, question=None)
     _record_declined(ledger, agentry, run, run.cursor, run.steps[run.cursor])
-    return ledger.put_run(replace(run, cursor=run.cursor + 1))
+    return ledger.put_run(replace_row(run, cursor=run.cursor + 1))
 
 
 def _cancel_all(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
@@ -272,7 +272,7 @@ def _done_by_hand(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiti
     write = ledger.call(undo.undoes or "")
     if write is None:
         raise RunStateError(f"{undo.call_id} undoes nothing the record holds")
-    ledger.put_call(replace(write, undone_by=undo.call_id))
+    ledger.put_call(replace_row(write, undone_by=undo.call_id))
     ledger.add_message("tool", texts.MEMORY_UNDONE_BY_HAND, run.run_id)
     return move(ledger, run, Event.DONE_BY_HAND, question=None, reply=None)
 
@@ -280,7 +280,7 @@ def _done_by_hand(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiti
 def _abandon(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
     remaining = [write.call_id for write in writes_to_undo(ledger, agentry, run)]
     failure = {**(run.failure or {}), "abandoned": remaining}
-    run = replace(run, failure=failure)
+    run = replace_row(run, failure=failure)
     reply = _stopped_reply(ledger, agentry, run)
     run = move(ledger, run, Event.ABANDON, question=None, reply=reply)
     _rewind(ledger, run, reply)
@@ -389,7 +389,7 @@ def _ask_model(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
         return move(ledger, run, Event.FINISHED, reply=reply)
     if asked.text:
         ledger.add_message("assistant", asked.text, run.run_id)
-    run = ledger.put_run(replace(run, steps=[*run.steps, *asked.steps]))
+    run = ledger.put_run(replace_row(run, steps=[*run.steps, *asked.steps]))
     # The answer is durable before any of its steps runs: a run resumed on another worker
     # takes the steps from the record and never asks the model for this answer again.
     ledger.commit()
@@ -471,7 +471,7 @@ def _try_call(ledger: Ledger, agentry: Agentry, run: RunRow, call: CallRow) -> R
     # have taken effect; a later try failing plainly does not settle that.
     earlier_in_doubt = call.tries > 0
     while True:
-        call = ledger.put_call(replace(call, status=CallStatus.IN_FLIGHT, tries=call.tries + 1))
+        call = ledger.put_call(replace_row(call, status=CallStatus.IN_FLIGHT, tries=call.tries + 1))
         ledger.commit()
         try:
             with sending(_current(run, call)):
@@ -481,7 +481,7 @@ def _try_call(ledger: Ledger, agentry: Agentry, run: RunRow, call: CallRow) -> R
                 writes=spec.writes, retry_safe=spec.retry_safe, error=error, tries=call.tries
             )
             if verdict is AfterFailure.RETRY:
-                call = ledger.put_call(replace(call, error=render_error(error)))
+                call = ledger.put_call(replace_row(call, error=render_error(error)))
                 earlier_in_doubt = True
                 continue
             ledger.add_message(
@@ -490,19 +490,19 @@ def _try_call(ledger: Ledger, agentry: Agentry, run: RunRow, call: CallRow) -> R
             if spec.writes and (earlier_in_doubt or in_doubt(error)):
                 # Not retry-safe, or still in doubt after its retries, or an earlier try
                 # is in doubt: nobody knows whether it took effect.
-                call = ledger.put_call(replace(call, error=render_error(error)))
+                call = ledger.put_call(replace_row(call, error=render_error(error)))
                 return _ask_outcome(ledger, run, call, stopped=False)
             ledger.put_call(_finish(ledger, call, CallStatus.FAILED, error=render_error(error)))
             failure = {"cause": "failed", "tool": call.tool, "error": type(error).__name__}
             return move(ledger, run, Event.STEP_FAILED, failure=failure)
         call = ledger.put_call(_finish(ledger, call, CallStatus.RAN, result=_as_recorded(result)))
         ledger.add_message("tool", texts.memory_result(call.result), run.run_id)
-        return ledger.put_run(replace(run, cursor=call.step))
+        return ledger.put_run(replace_row(run, cursor=call.step))
 
 
 def _ask_outcome(ledger: Ledger, run: RunRow, call: CallRow, *, stopped: bool) -> RunRow:
     """Ask a person whether a write in doubt took effect; nothing is sent again."""
-    call = ledger.put_call(replace(call, status=CallStatus.IN_DOUBT))
+    call = ledger.put_call(replace_row(call, status=CallStatus.IN_DOUBT))
     waiting = Waiting(
         kind="outcome",
         tool=call.tool,
@@ -538,13 +538,13 @@ def _refuse(
 ) -> RunRow:
     tool, args, why = step["tool"], dict(step["args"]), verdict.text
     refused = _call_row(ledger, agentry, run, index, tool, args, None, "refused", None)
-    ledger.put_call(replace(refused, error=why, finished=ledger.clock.now()))
+    ledger.put_call(replace_row(refused, error=why, finished=ledger.clock.now()))
     if step.get("tool_call_id") is not None and not _wrote(ledger, run):
         # A model's step refused before anything of its run was written: the model is
         # told why, as the step's result, and chooses again. Nothing needs undoing.
         ledger.add_message("assistant", _memory_call(agentry, tool, args), run.run_id)
         ledger.add_message("tool", texts.memory_refused(why), run.run_id)
-        return ledger.put_run(replace(run, cursor=index + 1))
+        return ledger.put_run(replace_row(run, cursor=index + 1))
     failure = {"cause": "refused", "tool": tool, "reason": verdict.reason}
     return move(ledger, run, Event.REFUSED, failure=failure)
 
@@ -561,7 +561,9 @@ def _record_declined(
 ) -> None:
     tool, args = step["tool"], dict(step["args"])
     declined = _call_row(ledger, agentry, run, index, tool, args, None, "declined", None)
-    ledger.put_call(replace(declined, result=texts.DECLINED_RESULT, finished=ledger.clock.now()))
+    ledger.put_call(
+        replace_row(declined, result=texts.DECLINED_RESULT, finished=ledger.clock.now())
+    )
     ledger.add_message("assistant", _memory_call(agentry, tool, args), run.run_id)
     ledger.add_message("tool", texts.DECLINED_RESULT, run.run_id)
 
@@ -640,13 +642,13 @@ def _send_undo(
 
     def send(_try: int) -> Any:
         nonlocal undo
-        undo = ledger.put_call(replace(undo, status=CallStatus.IN_FLIGHT, tries=undo.tries + 1))
+        undo = ledger.put_call(replace_row(undo, status=CallStatus.IN_FLIGHT, tries=undo.tries + 1))
         ledger.commit()
         try:
             with sending(_current(run, undo)):
                 return spec.call(args, undo.key)
         except Exception as error:
-            undo = ledger.put_call(replace(undo, error=render_error(error)))
+            undo = ledger.put_call(replace_row(undo, error=render_error(error)))
             raise
 
     try:
@@ -677,7 +679,7 @@ def _send_undo(
             question=waiting.to_record(),
         )
     undo = ledger.put_call(_finish(ledger, undo, CallStatus.RAN, result=_as_recorded(result)))
-    ledger.put_call(replace(write, undone_by=undo.call_id))
+    ledger.put_call(replace_row(write, undone_by=undo.call_id))
     ledger.add_message("tool", texts.memory_result(undo.result), run.run_id)
     return None
 
@@ -694,7 +696,7 @@ def _record_undo_refused(
     undo_tool = spec.undo.tool if spec.undo is not None else ""
     bound = plan or UndoPlan(tool=undo_tool, args={}, sources={})
     row = _undo_row(ledger, agentry, run, write, bound, None, "refused", None)
-    ledger.put_call(replace(row, error=why, finished=ledger.clock.now()))
+    ledger.put_call(replace_row(row, error=why, finished=ledger.clock.now()))
 
 
 def _rewind(ledger: Ledger, run: RunRow, reply: str) -> None:
@@ -839,7 +841,7 @@ def _undo_row(
 
 
 def _finish(ledger: Ledger, call: CallRow, status: str, **changes: Any) -> CallRow:
-    return replace(call, status=status, finished=ledger.clock.now(), **changes)
+    return replace_row(call, status=status, finished=ledger.clock.now(), **changes)
 
 
 def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:

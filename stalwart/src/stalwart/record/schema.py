@@ -274,6 +274,28 @@ def from_columns(row_type: type[Row], values: Mapping[str, Any]) -> Row:
     return from_values(row_type, [values[name] for name in _LAYOUTS[row_type].names])
 
 
+_FIELDS: dict[type, frozenset[str]] = {
+    table.row: frozenset(f.name for f in dataclasses.fields(table.row)) for table in TABLES
+}
+
+
+def replace_row(row: Row, **changes: Any) -> Row:
+    """A copy of a record row with `changes`, as `dataclasses.replace` makes it.
+
+    Copies the row's attributes instead of calling its frozen `__init__` (which sets each
+    field through `object.__setattr__`): a run replaces some forty rows, and the rows have
+    no `__post_init__` to skip. An unknown field is refused, as `replace` refuses it.
+    """
+    unknown = changes.keys() - _FIELDS[type(row)]
+    if unknown:
+        raise TypeError(f"{type(row).__name__} has no field {', '.join(sorted(unknown))}")
+    copy = object.__new__(type(row))
+    attributes = copy.__dict__
+    attributes.update(row.__dict__)
+    attributes.update(changes)
+    return copy
+
+
 def as_recorded(value: Any) -> Any:
     """A value as the record gives it back (JSON-shaped), whichever backend keeps it."""
     dumped = _dump(value)
