@@ -266,7 +266,11 @@ def from_values(row_type: type[Row], values: Sequence[Any]) -> Row:
         parsed[index] = _load(parsed[index])
     for index in layout.bool_at:
         parsed[index] = bool(parsed[index])
-    return row_type(**dict(zip(layout.names, parsed, strict=True)))
+    # Built as `replace_row` copies: a load makes every row of a session, and the frozen
+    # `__init__` sets each of its fields through `object.__setattr__`.
+    row = object.__new__(row_type)
+    row.__dict__.update(zip(layout.names, parsed, strict=True))
+    return row
 
 
 def from_columns(row_type: type[Row], values: Mapping[str, Any]) -> Row:
