@@ -45,9 +45,17 @@ class Ledger:
         self._changes = Changes(sessions=[record.session] if new else [])
 
     @classmethod
-    def open(cls, store: Store, clock: Clock, session: str, user: str, agent: str) -> Ledger:
-        """The session as recorded, or a new one (recorded with the first commit)."""
-        record = store.load(session)
+    def open(
+        cls,
+        store: Store,
+        clock: Clock,
+        session: str,
+        user: str,
+        agent: str,
+        record: SessionRecord | None,
+    ) -> Ledger:
+        """The session as `record` holds it (the store's load), or a new one (recorded with
+        the first commit) when it was never recorded."""
         if record is not None:
             return cls(store, clock, record, new=False)
         row = SessionRow(session=session, user=user, agent=agent, created=clock.now())

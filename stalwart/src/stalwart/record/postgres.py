@@ -16,7 +16,8 @@ That is the fence: if the connection (and so the lock) is lost, the holder's nex
 fails instead of writing beside a new holder. Outside a lock, an operation borrows an
 idle connection from a small pool.
 
-Each load and each commit is one round trip. A load is one query of several statements,
+Each load and each commit is one round trip, and so is a lock taken with the load
+(`lock_and_load`). A load is one query of several statements,
 its parameters bound on the client (psycopg's `ClientCursor`, which quotes them), reading
 the session's four tables in one REPEATABLE READ, read-only transaction, so from one
 snapshot. A commit is ONE statement, all or nothing: one INSERT per table, the first ones
@@ -86,15 +87,23 @@ _LOAD_ORDER: tuple[tuple[type, str | None], ...] = (
     (CallRow, "seq"),
     (MessageRow, "seq"),
 )
+_SELECTS = [
+    f'SELECT {_columns(row_type)} FROM "{TABLE_OF[row_type].name}" WHERE "session" = %s'
+    + (f' ORDER BY "{order}"' if order else "")
+    for row_type, order in _LOAD_ORDER
+]
 # One snapshot for the four tables, in one round trip.
-_LOAD_SQL = "; ".join(
+_LOAD_SQL = "; ".join(["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", *_SELECTS, "COMMIT"])
+# The lock, then the four tables, in one round trip. Each SELECT of a READ COMMITTED
+# transaction reads a snapshot taken when it starts, so after the lock is had: it sees
+# every commit of the holder before. (REPEATABLE READ would take its one snapshot at the
+# lock's SELECT, before the wait.) The four need no common snapshot: under the lock no
+# one else writes the session. A session-level lock outlives the transaction.
+_LOCK_AND_LOAD_SQL = "; ".join(
     [
-        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-        *(
-            f'SELECT {_columns(row_type)} FROM "{TABLE_OF[row_type].name}" WHERE "session" = %s'
-            + (f' ORDER BY "{order}"' if order else "")
-            for row_type, order in _LOAD_ORDER
-        ),
+        "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY",
+        "SELECT pg_advisory_lock(%s)",
+        *_SELECTS,
         "COMMIT",
     ]
 )
@@ -162,26 +171,8 @@ class PostgresStore:
                     connection.execute(added_column_ddl(table, column, default))
 
     def load(self, session: str) -> SessionRecord | None:
-        found: dict[type, list[tuple[Any, ...]]] = {}
-        with self._connection() as connection, connection.cursor() as cursor:
-            try:
-                cursor.execute(_LOAD_SQL, [session] * len(_LOAD_ORDER))
-                for row_type, _ in _LOAD_ORDER:  # the first result is BEGIN's, with no rows
-                    cursor.nextset()
-                    found[row_type] = cursor.fetchall()
-                while cursor.nextset():  # COMMIT's result
-                    pass
-            except BaseException:
-                _end_failed_transaction(connection)
-                raise
-        if not found[SessionRow]:
-            return None
-        return SessionRecord(
-            session=_rows(SessionRow, found)[0],
-            runs=tuple(_rows(RunRow, found)),
-            calls=tuple(_rows(CallRow, found)),
-            messages=tuple(_rows(MessageRow, found)),
-        )
+        with self._connection() as connection:
+            return _load(connection, _LOAD_SQL, [session] * len(_LOAD_ORDER), skip=1)
 
     def commit(self, changes: Changes) -> None:
         if not changes:
@@ -211,12 +202,33 @@ class PostgresStore:
 
     @contextmanager
     def lock(self, session: str) -> Iterator[None]:
+        with self._locked(session, load=False):
+            yield
+
+    @contextmanager
+    def lock_and_load(self, session: str) -> Iterator[SessionRecord | None]:
+        """The lock and the load in one round trip (they are two on their own)."""
+        with self._locked(session, load=True) as record:
+            yield record
+
+    @contextmanager
+    def _locked(self, session: str, *, load: bool) -> Iterator[SessionRecord | None]:
         key = session_lock_key(session)
         connection = self._take()
+        record: SessionRecord | None = None
         try:
-            connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+            if load:
+                parameters = [key, *[session] * len(_LOAD_ORDER)]
+                record = _load(connection, _LOCK_AND_LOAD_SQL, parameters, skip=2)
+            else:
+                connection.execute("SELECT pg_advisory_lock(%s)", (key,))
         except errors.LockNotAvailable as error:
-            self._give_back(connection)
+            if load:
+                # A table lock waited on after the lock was had raises this too: the
+                # lock may be held, and goes only with the connection.
+                connection.close()
+            else:
+                self._give_back(connection)
             raise SessionBusy(
                 f"session {session!r} is being advanced by another worker "
                 f"(waited {self.lock_wait_secs:g}s)"
@@ -227,7 +239,7 @@ class PostgresStore:
         stack = self._held_stack()
         stack.append(connection)
         try:
-            yield
+            yield record
         finally:
             stack.pop()
             try:
@@ -360,6 +372,35 @@ def _end_failed_transaction(connection: psycopg.Connection[Any]) -> None:
         connection.execute("ROLLBACK")
     except psycopg.Error:
         connection.close()
+
+
+def _load(
+    connection: psycopg.Connection[Any], sql: str, parameters: list[Any], *, skip: int
+) -> SessionRecord | None:
+    """The session's record, read by `sql`: `skip` results with no rows (BEGIN's, the
+    lock's), the four tables' in `_LOAD_ORDER`, then COMMIT's."""
+    found: dict[type, list[tuple[Any, ...]]] = {}
+    with connection.cursor() as cursor:
+        try:
+            cursor.execute(sql, parameters)
+            for _ in range(skip - 1):
+                cursor.nextset()
+            for row_type, _order in _LOAD_ORDER:
+                cursor.nextset()
+                found[row_type] = cursor.fetchall()
+            while cursor.nextset():  # COMMIT's result
+                pass
+        except BaseException:
+            _end_failed_transaction(connection)
+            raise
+    if not found[SessionRow]:
+        return None
+    return SessionRecord(
+        session=_rows(SessionRow, found)[0],
+        runs=tuple(_rows(RunRow, found)),
+        calls=tuple(_rows(CallRow, found)),
+        messages=tuple(_rows(MessageRow, found)),
+    )
 
 
 def _rows(row_type: type, found: dict[type, list[tuple[Any, ...]]]) -> list[Any]:
