@@ -118,7 +118,7 @@ def _outcome(tool: str, result: Any, status: str) -> str:
 
 
 def brief(result: Any, limit: int = 120) -> str:
-    text = canonical_json(result) if _renderable(result) else repr(result)
+    text = _json_or_repr(result)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -452,9 +452,9 @@ def rewind_refused(session: str, remaining: int) -> str:
     )
 
 
-def _renderable(value: Any) -> bool:
+def _json_or_repr(value: Any) -> str:
+    """The value's canonical JSON, rendered once; its repr when it has none."""
     try:
-        canonical_json(value)
+        return canonical_json(value)
     except TypeError:
-        return False
-    return True
+        return repr(value)
