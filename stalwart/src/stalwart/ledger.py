@@ -6,6 +6,7 @@ durable transaction. Nothing in a Ledger outlives the call that opened it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import Clock
@@ -42,7 +43,15 @@ class Ledger:
         self.runs: list[RunRow] = list(record.runs)
         self.calls: list[CallRow] = list(record.calls)
         self.messages: list[MessageRow] = list(record.messages)
-        self._changes = Changes(sessions=[record.session] if new else [])
+        # Where each row sits in its list, by key, so a changed row replaces its old
+        # self without a scan; a run puts some forty rows.
+        self._run_at = {run.run_id: at for at, run in enumerate(self.runs)}
+        self._call_at = {call.call_id: at for at, call in enumerate(self.calls)}
+        self._message_at = {message.seq: at for at, message in enumerate(self.messages)}
+        self._last_call_seq = max((call.seq for call in self.calls), default=0)
+        self._last_message_seq = max((m.seq for m in self.messages), default=-1)
+        self._new_session = new
+        self._pending: _Pending = _Pending()
 
     @classmethod
     def open(
@@ -70,7 +79,8 @@ class Ledger:
         return [call for call in self.calls if call.run_id == run_id]
 
     def call(self, call_id: str) -> CallRow | None:
-        return next((call for call in self.calls if call.call_id == call_id), None)
+        at = self._call_at.get(call_id)
+        return self.calls[at] if at is not None else None
 
     def history(self) -> list[PastCall]:
         """Every call the session made, as the rulebook reads it; never rewound."""
@@ -89,41 +99,66 @@ class Ledger:
 
     def put_run(self, run: RunRow) -> RunRow:
         run = replace_row(run, updated=self.clock.now())
-        self._replace(self.runs, "run_id", run)
-        self._changes.runs = [r for r in self._changes.runs if r.run_id != run.run_id] + [run]
+        _put(self.runs, self._run_at, run.run_id, run)
+        _pend(self._pending.runs, run.run_id, run)
         return run
 
     def put_call(self, call: CallRow) -> CallRow:
-        self._replace(self.calls, "call_id", call)
-        self._changes.calls = [c for c in self._changes.calls if c.call_id != call.call_id]
-        self._changes.calls.append(call)
+        _put(self.calls, self._call_at, call.call_id, call)
+        self._last_call_seq = max(self._last_call_seq, call.seq)
+        _pend(self._pending.calls, call.call_id, call)
         return call
 
     def next_call_seq(self) -> int:
-        return max((call.seq for call in self.calls), default=0) + 1
+        return self._last_call_seq + 1
 
     def add_message(self, role: str, content: str, run_id: str | None) -> MessageRow:
-        seq = max((m.seq for m in self.messages), default=-1) + 1
+        seq = self._last_message_seq + 1
         message = MessageRow(self.session.session, seq, role, content, run_id, rewound=False)
-        self.messages.append(message)
-        self._changes.messages.append(message)
+        self._last_message_seq = seq
+        _put(self.messages, self._message_at, seq, message)
+        _pend(self._pending.messages, seq, message)
         return message
 
     def hide_message(self, message: MessageRow) -> None:
         hidden = replace_row(message, rewound=True)
-        self._replace(self.messages, "seq", hidden)
-        self._changes.messages = [m for m in self._changes.messages if m.seq != hidden.seq]
-        self._changes.messages.append(hidden)
+        _put(self.messages, self._message_at, hidden.seq, hidden)
+        _pend(self._pending.messages, hidden.seq, hidden)
 
     def commit(self) -> None:
         """Write every change since the last commit in one durable transaction."""
-        changes, self._changes = self._changes, Changes()
+        pending, self._pending = self._pending, _Pending()
+        sessions = [self.session] if self._new_session else []
+        changes = Changes(
+            sessions=sessions,
+            runs=list(pending.runs.values()),
+            calls=list(pending.calls.values()),
+            messages=list(pending.messages.values()),
+        )
+        self._new_session = False
         self.store.commit(changes)
 
-    @staticmethod
-    def _replace(rows: list[Any], key: str, row: Any) -> None:
-        for index, existing in enumerate(rows):
-            if getattr(existing, key) == getattr(row, key):
-                rows[index] = row
-                return
+
+@dataclass
+class _Pending:
+    """The rows changed since the last commit, by key, each in the order it last changed."""
+
+    runs: dict[str, RunRow] = field(default_factory=dict)
+    calls: dict[str, CallRow] = field(default_factory=dict)
+    messages: dict[int, MessageRow] = field(default_factory=dict)
+
+
+def _put(rows: list[Any], at: dict[Any, int], key: Any, row: Any) -> None:
+    """Replace the row of `key` where it is, or add it last."""
+    index = at.get(key)
+    if index is None:
+        at[key] = len(rows)
         rows.append(row)
+    else:
+        rows[index] = row
+
+
+def _pend(pending: dict[Any, Any], key: Any, row: Any) -> None:
+    # A row changed again goes after the rows changed since: the order it was put in.
+    pending.pop(key, None)
+    pending[key] = row
