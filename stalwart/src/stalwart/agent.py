@@ -228,7 +228,8 @@ class Agent:
         """Resume every run of this agent left mid-way, in any session: (session, reply)."""
         resumed: list[tuple[str, Reply]] = []
         for sid in self.store.sessions_with_runs_in([s.value for s in runs.INTERRUPTED]):
-            with self.store.lock_and_load(sid) as record:
+            with self.store.lock(sid):
+                record = self.store.load(sid)
                 if record is None or record.session.agent != self.name:
                     continue
                 ledger = Ledger(self.store, self.clock, record, new=False)
@@ -316,7 +317,8 @@ class Agent:
         waiting on a question is answered instead).
         """
         self._check_operator_token(token)
-        with self.store.lock_and_load(session) as record:
+        with self.store.lock(session):
+            record = self.store.load(session)
             if record is None or record.session.agent != self.name or not record.runs:
                 raise AnswerError(texts.operator_nothing_to_undo(session))
             ledger = Ledger(self.store, self.clock, record, new=False)
@@ -402,8 +404,8 @@ class Agent:
         if not isinstance(user, str) or not user:
             raise AnswerError("user must be a non-empty text.")
         sid = session or user
-        with self.store.lock_and_load(sid) as record:
-            ledger = Ledger.open(self.store, self.clock, sid, user, self.name, record)
+        with self.store.lock(sid):
+            ledger = Ledger.open(self.store, self.clock, sid, user, self.name)
             if ledger.session.user != user or ledger.session.agent != self.name:
                 error = AnswerError if answering else NotYourSession
                 raise error(texts.not_your_session(user, sid))

@@ -54,17 +54,9 @@ class Ledger:
         self._pending: _Pending = _Pending()
 
     @classmethod
-    def open(
-        cls,
-        store: Store,
-        clock: Clock,
-        session: str,
-        user: str,
-        agent: str,
-        record: SessionRecord | None,
-    ) -> Ledger:
-        """The session as `record` holds it (the store's load), or a new one (recorded with
-        the first commit) when it was never recorded."""
+    def open(cls, store: Store, clock: Clock, session: str, user: str, agent: str) -> Ledger:
+        """The session as recorded, or a new one (recorded with the first commit)."""
+        record = store.load(session)
         if record is not None:
             return cls(store, clock, record, new=False)
         row = SessionRow(session=session, user=user, agent=agent, created=clock.now())

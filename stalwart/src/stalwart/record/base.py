@@ -2,7 +2,7 @@
 
 The runtime keeps nothing of a run in process memory between calls; everything lives
 in the record, read with `load` and written with `commit`. A backend needs only these
-few operations (and a counter), so an embedded SQLite file and a PostgreSQL server
+four operations (and a counter), so an embedded SQLite file and a PostgreSQL server
 serve the same runtime, and one contract test suite runs against both.
 
 Contract
@@ -23,8 +23,6 @@ Contract
   file; PostgreSQL: a row lock or advisory lock held by the holder's connection).
   `commit` inside a held lock does NOT release it: the runtime commits the in-flight
   record, sends the call, and commits the outcome while holding one lock.
-- `lock_and_load(session)` is `lock(session)` and then `load(session)`, the record
-  given by the context manager; a backend that can does both in one round trip.
 - `sessions_with_runs_in(states)` names every session with a run in one of `states`,
   sorted (committed data; no lock). `stalwart resume` uses it to find runs whose
   process stopped mid-way.
@@ -87,8 +85,6 @@ class Store(Protocol):
     def commit(self, changes: Changes) -> None: ...
 
     def lock(self, session: str) -> AbstractContextManager[None]: ...
-
-    def lock_and_load(self, session: str) -> AbstractContextManager[SessionRecord | None]: ...
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]: ...
 

@@ -16,12 +16,11 @@ That is the fence: if the connection (and so the lock) is lost, the holder's nex
 fails instead of writing beside a new holder. Outside a lock, an operation borrows an
 idle connection from a small pool.
 
-Each load and each commit is one round trip, and so is a lock taken with the load
-(`lock_and_load`). A load is one query of several statements,
-its parameters bound on the client (psycopg's `ClientCursor`, which quotes them), reading
-the session's four tables in one REPEATABLE READ, read-only transaction, so from one
-snapshot. A commit is ONE statement, all or nothing: one INSERT per table, the first ones
-as data-modifying WITH queries, each table's rows one JSON parameter bound by the server.
+Each load and each commit is one round trip. A load is ONE statement reading the
+session's four tables, each as a JSON array of its rows, so from one snapshot; its
+parameter is bound by the server, and the connection prepares it. A commit is ONE
+statement, all or nothing: one INSERT per table, the first ones as data-modifying WITH
+queries, each table's rows one JSON parameter bound by the server.
 Its text is the same for every commit of the same tables, so psycopg converts it once and
 the server prepares it. It counts once. JSON columns are stored as the same canonical
 text SQLite stores, so both backends hand back equal values, key order included.
@@ -87,26 +86,40 @@ _LOAD_ORDER: tuple[tuple[type, str | None], ...] = (
     (CallRow, "seq"),
     (MessageRow, "seq"),
 )
-_SELECTS = [
-    f'SELECT {_columns(row_type)} FROM "{TABLE_OF[row_type].name}" WHERE "session" = %s'
-    + (f' ORDER BY "{order}"' if order else "")
-    for row_type, order in _LOAD_ORDER
-]
-# One snapshot for the four tables, in one round trip.
-_LOAD_SQL = "; ".join(["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", *_SELECTS, "COMMIT"])
-# The lock, then the four tables, in one round trip. Each SELECT of a READ COMMITTED
-# transaction reads a snapshot taken when it starts, so after the lock is had: it sees
-# every commit of the holder before. (REPEATABLE READ would take its one snapshot at the
-# lock's SELECT, before the wait.) The four need no common snapshot: under the lock no
-# one else writes the session. A session-level lock outlives the transaction.
-_LOCK_AND_LOAD_SQL = "; ".join(
-    [
-        "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY",
-        "SELECT pg_advisory_lock(%s)",
-        *_SELECTS,
-        "COMMIT",
-    ]
+
+
+def _table_rows_json(row_type: type, order: str | None) -> str:
+    """A table's rows of the session as one JSON array of arrays, in column order.
+
+    A double goes as its text (as PostgreSQL writes a double, read back exactly by
+    `float`): as a JSON number, a whole value would come back as an int.
+    """
+    kinds = TABLE_OF[row_type].kinds
+    columns = ", ".join(
+        f'"{name}"::text' if kinds[name] == "real" else f'"{name}"'
+        for name in column_names(row_type)
+    )
+    arranged = f' ORDER BY "{order}"' if order else ""
+    return (
+        f"(SELECT coalesce(json_agg(json_build_array({columns}){arranged}), '[]') "
+        f'FROM "{TABLE_OF[row_type].name}" WHERE "session" = %(session)s)'
+    )
+
+
+# The four tables in ONE statement: one round trip and one snapshot (a statement reads
+# one, even in READ COMMITTED), its parameter bound by the server, so psycopg prepares it
+# and the server neither parses nor plans it again. Four statements in one query, bound
+# on the client, were parsed and planned on every load, which cost more than the trip.
+_LOAD_SQL = "SELECT " + ", ".join(
+    _table_rows_json(row_type, order) for row_type, order in _LOAD_ORDER
 )
+# Where a table's doubles are, given as text.
+_REAL_AT = {
+    row_type: tuple(
+        at for at, kind in enumerate(TABLE_OF[row_type].kinds.values()) if kind == "real"
+    )
+    for row_type, _ in _LOAD_ORDER
+}
 
 
 def ddl() -> list[str]:
@@ -171,8 +184,23 @@ class PostgresStore:
                     connection.execute(added_column_ddl(table, column, default))
 
     def load(self, session: str) -> SessionRecord | None:
-        with self._connection() as connection:
-            return _load(connection, _LOAD_SQL, [session] * len(_LOAD_ORDER), skip=1)
+        with self._connection() as connection, psycopg.Cursor(connection) as cursor:
+            try:
+                cursor.execute(_LOAD_SQL, {"session": session})
+                found = cursor.fetchone()
+            except BaseException:
+                _end_failed_transaction(connection)
+                raise
+        assert found is not None  # a SELECT of scalar subqueries gives one row
+        sessions, runs, calls, messages = found
+        if not sessions:
+            return None
+        return SessionRecord(
+            session=_rows(SessionRow, sessions)[0],
+            runs=tuple(_rows(RunRow, runs)),
+            calls=tuple(_rows(CallRow, calls)),
+            messages=tuple(_rows(MessageRow, messages)),
+        )
 
     def commit(self, changes: Changes) -> None:
         if not changes:
@@ -202,33 +230,12 @@ class PostgresStore:
 
     @contextmanager
     def lock(self, session: str) -> Iterator[None]:
-        with self._locked(session, load=False):
-            yield
-
-    @contextmanager
-    def lock_and_load(self, session: str) -> Iterator[SessionRecord | None]:
-        """The lock and the load in one round trip (they are two on their own)."""
-        with self._locked(session, load=True) as record:
-            yield record
-
-    @contextmanager
-    def _locked(self, session: str, *, load: bool) -> Iterator[SessionRecord | None]:
         key = session_lock_key(session)
         connection = self._take()
-        record: SessionRecord | None = None
         try:
-            if load:
-                parameters = [key, *[session] * len(_LOAD_ORDER)]
-                record = _load(connection, _LOCK_AND_LOAD_SQL, parameters, skip=2)
-            else:
-                connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+            connection.execute("SELECT pg_advisory_lock(%s)", (key,))
         except errors.LockNotAvailable as error:
-            if load:
-                # A table lock waited on after the lock was had raises this too: the
-                # lock may be held, and goes only with the connection.
-                connection.close()
-            else:
-                self._give_back(connection)
+            self._give_back(connection)
             raise SessionBusy(
                 f"session {session!r} is being advanced by another worker "
                 f"(waited {self.lock_wait_secs:g}s)"
@@ -239,7 +246,7 @@ class PostgresStore:
         stack = self._held_stack()
         stack.append(connection)
         try:
-            yield record
+            yield
         finally:
             stack.pop()
             try:
@@ -374,34 +381,13 @@ def _end_failed_transaction(connection: psycopg.Connection[Any]) -> None:
         connection.close()
 
 
-def _load(
-    connection: psycopg.Connection[Any], sql: str, parameters: list[Any], *, skip: int
-) -> SessionRecord | None:
-    """The session's record, read by `sql`: `skip` results with no rows (BEGIN's, the
-    lock's), the four tables' in `_LOAD_ORDER`, then COMMIT's."""
-    found: dict[type, list[tuple[Any, ...]]] = {}
-    with connection.cursor() as cursor:
-        try:
-            cursor.execute(sql, parameters)
-            for _ in range(skip - 1):
-                cursor.nextset()
-            for row_type, _order in _LOAD_ORDER:
-                cursor.nextset()
-                found[row_type] = cursor.fetchall()
-            while cursor.nextset():  # COMMIT's result
-                pass
-        except BaseException:
-            _end_failed_transaction(connection)
-            raise
-    if not found[SessionRow]:
-        return None
-    return SessionRecord(
-        session=_rows(SessionRow, found)[0],
-        runs=tuple(_rows(RunRow, found)),
-        calls=tuple(_rows(CallRow, found)),
-        messages=tuple(_rows(MessageRow, found)),
-    )
-
-
-def _rows(row_type: type, found: dict[type, list[tuple[Any, ...]]]) -> list[Any]:
-    return [from_values(row_type, values) for values in found[row_type]]
+def _rows(row_type: type, arrays: list[list[Any]]) -> list[Any]:
+    """Rows from their JSON arrays of column values (JSON columns still text)."""
+    real_at = _REAL_AT[row_type]
+    rows = []
+    for values in arrays:
+        for at in real_at:
+            if values[at] is not None:
+                values[at] = float(values[at])
+        rows.append(from_values(row_type, values))
+    return rows

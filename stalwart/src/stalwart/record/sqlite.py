@@ -210,11 +210,6 @@ class SQLiteStore:
             finally:
                 os.close(descriptor)
 
-    @contextmanager
-    def lock_and_load(self, session: str) -> Iterator[SessionRecord | None]:
-        with self.lock(session):
-            yield self.load(session)
-
     def _open_lock_file(self, session: str) -> int:
         # Beside the machine's temp files, not the database: nothing lands in a project's
         # folder, and every process on the machine finds the same file for a session.
