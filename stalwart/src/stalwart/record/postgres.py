@@ -307,6 +307,7 @@ class PostgresStore:
         return stack
 
 
+@functools.cache  # one text per table: made once, not on every commit
 def _upsert_sql(row_type: type) -> str:
     """One INSERT of a table's rows, given as one JSON array of objects by column name,
     each row updating the row its key names.
