@@ -385,7 +385,7 @@ def _end_failed_transaction(connection: psycopg.Connection[Any]) -> None:
 def _rows(row_type: type, arrays: list[list[Any]]) -> list[Any]:
     """Rows from their JSON arrays of column values (JSON columns still text)."""
     real_at = _REAL_AT[row_type]
-    rows = []
+    rows: list[Any] = []
     for values in arrays:
         for at in real_at:
             if values[at] is not None:
