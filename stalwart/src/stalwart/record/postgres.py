@@ -315,6 +315,8 @@ def _upsert_sql(row_type: type) -> str:
     One parameter per table, whatever the number of rows: the statement's text is the
     same for every commit of the same tables, so psycopg converts it once (it converts a
     statement of more than 50 parameters anew every time) and the server prepares it.
+    The rows go as json, not jsonb: the server reads each value's text straight into its
+    column, where jsonb would first build its own binary form (every number a numeric).
     """
     table = TABLE_OF[row_type]
     names = column_names(row_type)
@@ -323,7 +325,7 @@ def _upsert_sql(row_type: type) -> str:
     updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in table.key)
     return (
         f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} '
-        f'FROM jsonb_populate_recordset(NULL::"{table.name}", %s::jsonb) '
+        f'FROM json_populate_recordset(NULL::"{table.name}", %s::json) '
         f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
     )
 
