@@ -7,7 +7,7 @@ can take the next step of a session another process started.
 
 A run whose process stopped mid-way (found `running` or `rolling_back` under the lock)
 is resumed by the next `chat`, `confirm`, `answer`, `pending` or `resume` on its
-session, in whichever process makes it (see `runs.resume`).
+session, in whichever process makes it (see `resume.resume`).
 
 Sessions: a session belongs to the user who started it; by default each user has one
 session, named after the user. Pass `session=` to keep several apart.
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import runs, texts
+from . import answers, resume, rollback, runs, texts
+from .agentry import Agentry
 from .check import Check
 from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
@@ -107,7 +108,7 @@ class Agent:
         self.model: Model | None = model if model is not None else self._load_model()
         self.store: Store = store if store is not None else open_store(config.record)
         self._reader = reader
-        self._agentry = runs.Agentry(
+        self._agentry = Agentry(
             name=config.name,
             tools=config.tools,
             check=Check(config.tools, config.rulebook),
@@ -236,7 +237,7 @@ class Agent:
                 run = ledger.latest_run()
                 if run is None or run.state not in runs.INTERRUPTED:
                     continue  # another worker took it up first
-                run = runs.resume(ledger, self._agentry, run)
+                run = resume.resume(ledger, self._agentry, run)
                 resumed.append((sid, _reply(ledger, run)))
         return resumed
 
@@ -295,7 +296,7 @@ class Agent:
         with self._session(user, session) as ledger:
             pending = [run for run in ledger.runs if run.state in _PENDING_COMPENSATION]
             if pending:
-                remaining = len(runs.writes_to_undo(ledger, self._agentry, pending[-1]))
+                remaining = len(rollback.writes_to_undo(ledger, self._agentry, pending[-1]))
                 raise RewindRefused(texts.rewind_refused(ledger.session.session, remaining))
             run = ledger.latest_run()
             if run is None or run.state == runs.State.WAITING:
@@ -325,13 +326,13 @@ class Agent:
             run = ledger.latest_run()
             assert run is not None
             if run.state in runs.INTERRUPTED:
-                run = runs.resume(ledger, self._agentry, run)
+                run = resume.resume(ledger, self._agentry, run)
             if run.state in runs.ASKING:
                 question = (run.question or {}).get("text", "")
                 raise AnswerError(texts.operator_run_busy(session, run.run_id, run.state, question))
-            if not runs.writes_to_undo(ledger, self._agentry, run):
+            if not rollback.writes_to_undo(ledger, self._agentry, run):
                 raise AnswerError(texts.operator_nothing_left(session, run.run_id))
-            run = runs.operator_undo(ledger, self._agentry, run)
+            run = resume.operator_undo(ledger, self._agentry, run)
             return _reply(ledger, run)
 
     def _check_operator_token(self, token: str | None) -> None:
@@ -379,7 +380,7 @@ class Agent:
                 raise AnswerError(texts.not_a_confirmation(waiting.kind))
             if given not in waiting.answers:
                 raise AnswerError(texts.not_an_answer(str(answer), waiting.answers))
-            run = runs.answer(ledger, self._agentry, run, given)
+            run = answers.answer(ledger, self._agentry, run, given)
             return _reply(ledger, run)
 
     def _read(self, turn: str) -> Any:
@@ -411,7 +412,7 @@ class Agent:
                 raise error(texts.not_your_session(user, sid))
             latest = ledger.latest_run()
             if latest is not None and latest.state in runs.INTERRUPTED:
-                runs.resume(ledger, self._agentry, latest)
+                resume.resume(ledger, self._agentry, latest)
             yield ledger
 
     def _peek(self, user: str, session: str | None) -> Ledger | None:

@@ -1,0 +1,136 @@
+"""A run's calls as the record keeps them: a step's row, an undo's row, a finished row,
+the arguments typed back as the tool declares them, and the call as its tool reads it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from .agentry import Agentry
+from .check import UndoPlan
+from .current import CurrentCall
+from .ledger import Ledger
+from .provenance import all_from_turn
+from .record.schema import CallRow, RunRow, as_recorded, replace_row
+from .tools import ToolSpec
+
+
+def step_sources(step: Mapping[str, Any]) -> dict[str, str]:
+    """Where each argument of a step came from: as recorded for a model's step, and every
+    value from the turn for a step the selector read."""
+    recorded = step.get("sources")
+    return dict(recorded) if recorded is not None else all_from_turn(step["args"])
+
+
+def undo_tool_of(agentry: Agentry, tool: str) -> str | None:
+    """The tool that undoes `tool`, or None when it declares no undo."""
+    spec = agentry.tools.get(tool)
+    return spec.undo.tool if spec is not None and spec.undo is not None else None
+
+
+def step_row(
+    ledger: Ledger,
+    agentry: Agentry,
+    run: RunRow,
+    index: int,
+    tool: str,
+    args: dict[str, Any],
+    key: str | None,
+    status: str,
+    allowed: str | None,
+) -> CallRow:
+    spec = agentry.tools.get(tool)
+    return CallRow(
+        call_id=f"{run.run_id}:{index + 1}",
+        run_id=run.run_id,
+        session=run.session,
+        agent=agentry.name,
+        seq=ledger.next_call_seq(),
+        step=index + 1,
+        kind="write" if spec is not None and spec.writes else "read",
+        tool=tool,
+        args=as_recorded(args),
+        key=key,
+        status=status,
+        allowed=allowed,
+        result=None,
+        error=None,
+        undoes=None,
+        undone_by=None,
+        # Where each argument came from (provenance.py), kept with the call.
+        bindings=step_sources(run.steps[index]),
+        created=ledger.clock.now(),
+        finished=None,
+    )
+
+
+def undo_id(write: CallRow) -> str:
+    return f"{write.call_id}:undo"
+
+
+def undo_row(
+    ledger: Ledger,
+    run: RunRow,
+    write: CallRow,
+    plan: UndoPlan,
+    key: str | None,
+    status: str,
+    allowed: str | None,
+) -> CallRow:
+    return CallRow(
+        call_id=undo_id(write),
+        run_id=run.run_id,
+        session=run.session,
+        agent=write.agent,
+        seq=ledger.next_call_seq(),
+        step=write.step,
+        kind="undo",
+        tool=plan.tool,
+        args=as_recorded(plan.args),
+        key=key,
+        status=status,
+        allowed=allowed,
+        result=None,
+        error=None,
+        undoes=write.call_id,
+        undone_by=None,
+        bindings=dict(plan.sources),
+        created=ledger.clock.now(),
+        finished=None,
+    )
+
+
+def finish(ledger: Ledger, call: CallRow, status: str, **changes: Any) -> CallRow:
+    return replace_row(call, status=status, finished=ledger.clock.now(), **changes)
+
+
+def as_current(run: RunRow, call: CallRow) -> CurrentCall:
+    """The call about to be sent, as its tool reads it through `stalwart.current_call()`."""
+    return CurrentCall(
+        key=call.key or "",
+        session=run.session,
+        run=run.run_id,
+        step=call.step,
+        tool=call.tool,
+        kind=call.kind,
+        try_number=call.tries,
+    )
+
+
+def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments as the tool's hints declare them, whichever process reads them back.
+
+    The record keeps JSON, where a Decimal is its text; the tool, and the key computed
+    from the arguments, see the Decimal again. The arguments come in the order of the
+    tool's parameters, as a confirmation shows them.
+    """
+    order = {param.name: position for position, param in enumerate(spec.params)}
+    typed: dict[str, Any] = {}
+    for name in sorted(args, key=lambda name: order.get(name, len(order))):
+        value = args[name]
+        param = spec.param(name)
+        if param is not None and param.base_type is Decimal and isinstance(value, str | int):
+            value = Decimal(value)
+        typed[name] = value
+    return typed

@@ -1,0 +1,42 @@
+"""A run taken up from outside its own steps: one a stopped process left mid-way, and an
+ended one an operator undoes."""
+
+from __future__ import annotations
+
+from .agentry import Agentry
+from .ledger import Ledger
+from .record.schema import CallStatus, RunRow
+from .runs import Event, State, advance, ask_outcome, move, try_call
+
+
+def resume(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+    """Take up a run its process left mid-way (found `running` or `rolling_back`).
+
+    A call left in flight is sent again under its key when it is a read or a retry-safe
+    write; any other write becomes the question "Did <tool> take effect? It was being
+    sent when the run stopped." A rollback goes on where it stopped, and an undo left in
+    flight is sent again under its own key. The check is not run again for a call the
+    record shows it allowed.
+    """
+    if run.state == State.RUNNING:
+        # An ask of the model left in flight is asked again by `advance`: it changes nothing.
+        flying = [
+            call
+            for call in ledger.run_calls(run.run_id)
+            if call.status == CallStatus.IN_FLIGHT and call.kind in ("read", "write")
+        ]
+        if flying:
+            call = flying[-1]
+            spec = agentry.tools[call.tool]
+            if spec.writes and not spec.retry_safe:
+                run = ask_outcome(ledger, run, call, stopped=True)
+            else:
+                run = try_call(ledger, agentry, run, call)
+    return advance(ledger, agentry, run)
+
+
+def operator_undo(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+    """Undo an ended run's writes that are not undone yet, last first, and rewind it."""
+    failure = {"cause": "operator", "before": run.failure}
+    run = move(ledger, run, Event.OPERATOR_UNDO, failure=failure, question=None)
+    return advance(ledger, agentry, run)

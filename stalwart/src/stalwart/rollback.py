@@ -1,0 +1,195 @@
+"""A failed run's rollback: its writes undone last first, each undo checked, recorded in
+flight and sent with its retries; an undo failing every try stops the rollback (stuck).
+Also the reply a stopped run ends with, and the rewind of its memory.
+
+The run's state is not moved here: `runs.advance` moves it on what `undo_writes` found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import texts
+from .agentry import Agentry
+from .call_rows import as_current, finish, typed_args, undo_id, undo_row, undo_tool_of
+from .check import UndoPlan
+from .current import sending
+from .keys import undo_key
+from .ledger import Ledger
+from .memory import rewind
+from .record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
+from .replies import Waiting
+from .retry import UndoGaveUp, render_error, send_undo
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """An undo failed on every try: the rollback stopped, and a person is asked."""
+
+    failure: dict[str, Any]
+    reply: str
+    question: dict[str, Any]
+
+
+def undo_writes(ledger: Ledger, agentry: Agentry, run: RunRow) -> Stuck | None:
+    """Undo the run's writes, last first; None when nothing remains to undo."""
+    for write in reversed(writes_to_undo(ledger, agentry, run)):
+        undo = ledger.call(undo_id(write))
+        if undo is None or undo.status not in (CallStatus.IN_FLIGHT, CallStatus.FAILED):
+            planned = _plan_undo(ledger, agentry, run, write)
+            if planned is None:
+                continue
+            undo = planned
+        # else: an undo already checked and recorded, left in flight or failed: sent again.
+        stuck = _send_undo(ledger, agentry, run, write, undo)
+        if stuck is not None:
+            return stuck
+    return None
+
+
+def writes_to_undo(ledger: Ledger, agentry: Agentry, run: RunRow) -> list[CallRow]:
+    """The run's writes that took effect, declare an undo, and were neither undone nor
+    given up on (an undo the check refused or could not bind)."""
+    given_up = {
+        c.undoes
+        for c in ledger.run_calls(run.run_id)
+        if c.kind == "undo" and c.status == CallStatus.REFUSED
+    }
+    return [
+        call
+        for call in ledger.run_calls(run.run_id)
+        if call.kind == "write"
+        and call.status in TOOK_EFFECT
+        and call.undone_by is None
+        and call.call_id not in given_up
+        and undo_tool_of(agentry, call.tool) is not None
+    ]
+
+
+def _plan_undo(ledger: Ledger, agentry: Agentry, run: RunRow, write: CallRow) -> CallRow | None:
+    """Bind and check a write's undo, and record it in flight; None when it is not sent."""
+    plan = agentry.check.plan_undo(write)
+    if isinstance(plan, str):
+        _record_undo_refused(ledger, agentry, run, write, None, plan)
+        return None
+    verdict = agentry.check.undo(write, plan, ledger.history())
+    if not verdict.allowed:
+        _record_undo_refused(ledger, agentry, run, write, plan, verdict.text)
+        return None
+    key = undo_key(write.key or write.call_id, plan.tool, plan.args)
+    undo = ledger.put_call(undo_row(ledger, run, write, plan, key, "in_flight", verdict.text))
+    ledger.add_message("assistant", texts.memory_call(plan.tool, plan.args), run.run_id)
+    return undo
+
+
+def _send_undo(
+    ledger: Ledger, agentry: Agentry, run: RunRow, write: CallRow, undo: CallRow
+) -> Stuck | None:
+    """Send a recorded undo with its retries, each try committed first; None when it ran."""
+    spec = agentry.tools[undo.tool]
+    args = typed_args(spec, undo.args)
+
+    def send(_try: int) -> Any:
+        nonlocal undo
+        undo = ledger.put_call(replace_row(undo, status=CallStatus.IN_FLIGHT, tries=undo.tries + 1))
+        ledger.commit()
+        try:
+            with sending(as_current(run, undo)):
+                return spec.call(args, undo.key)
+        except Exception as error:
+            undo = ledger.put_call(replace_row(undo, error=render_error(error)))
+            raise
+
+    try:
+        result = send_undo(send, agentry.undo_backoff, ledger.clock)
+    except UndoGaveUp as gave_up:
+        error = render_error(gave_up.error)
+        undo = ledger.put_call(finish(ledger, undo, CallStatus.FAILED, error=error))
+        remaining = len(writes_to_undo(ledger, agentry, run))
+        waiting = Waiting(
+            kind="undo",
+            tool=undo.tool,
+            args=dict(undo.args),
+            text=texts.undo_question(undo.tool, undo.tries, error, remaining),
+            answers=texts.UNDO_ANSWERS,
+            run=run.run_id,
+            step=write.step,
+            call=undo.call_id,
+        )
+        failure = dict(run.failure or {})
+        failure.update({"undo": undo.tool, "undo_error": error, "tries": undo.tries})
+        reply = texts.stuck_reply(_cause(run), undo.tool, undo.tries, error, remaining)
+        return Stuck(failure=failure, reply=reply, question=waiting.to_record())
+    undo = ledger.put_call(finish(ledger, undo, CallStatus.RAN, result=as_recorded(result)))
+    ledger.put_call(replace_row(write, undone_by=undo.call_id))
+    ledger.add_message("tool", texts.memory_result(undo.result), run.run_id)
+    return None
+
+
+def _record_undo_refused(
+    ledger: Ledger,
+    agentry: Agentry,
+    run: RunRow,
+    write: CallRow,
+    plan: UndoPlan | None,
+    why: str,
+) -> None:
+    spec = agentry.tools[write.tool]
+    undo_tool = spec.undo.tool if spec.undo is not None else ""
+    bound = plan or UndoPlan(tool=undo_tool, args={}, sources={})
+    row = undo_row(ledger, run, write, bound, None, "refused", None)
+    ledger.put_call(replace_row(row, error=why, finished=ledger.clock.now()))
+
+
+def rewind_run(ledger: Ledger, run: RunRow, reply: str) -> None:
+    """Rewind the run's memory; a run with nothing left to hide still leaves its reply."""
+    if not rewind(ledger, run, reply):
+        ledger.add_message("assistant", reply, None)
+
+
+# --- the reply of a stopped run ---
+
+
+def _cause(run: RunRow) -> str:
+    failure = run.failure or {}
+    cause = failure.get("cause")
+    if cause == "cancelled":
+        return texts.cancelled_because(failure["tool"])
+    if cause == "refused":
+        return texts.refused_because(failure["tool"], failure["reason"])
+    if cause == "did_not_happen":
+        return texts.did_not_happen_because(failure["tool"])
+    if cause == "operator":
+        return texts.operator_because()
+    if cause == "model":
+        return texts.model_failed_because(failure["model"], failure["detail"])
+    if cause == "model_cap":
+        return texts.model_cap_because(failure["model"], failure["calls"])
+    return texts.failed_because(failure.get("tool", "?"), failure.get("error", "?"))
+
+
+def stopped_reply(ledger: Ledger, agentry: Agentry, run: RunRow) -> str:
+    """Why the run stopped, and what became of each of its writes, latest first."""
+    calls = ledger.run_calls(run.run_id)
+    by_id = {call.call_id: call for call in calls}
+    refused_undo = {
+        c.undoes: c for c in calls if c.kind == "undo" and c.status == CallStatus.REFUSED
+    }
+    pending = {write.call_id for write in writes_to_undo(ledger, agentry, run)}
+    undone: list[tuple[str, str | None]] = []
+    not_undoable: list[str] = []
+    not_undone: list[tuple[str, str]] = []
+    abandoned: list[str] = []
+    writes = [c for c in calls if c.kind == "write" and c.status in TOOK_EFFECT]
+    for write in sorted(writes, key=lambda c: c.seq, reverse=True):
+        if write.undone_by is not None:
+            undo = by_id[write.undone_by]
+            undone.append((write.tool, None if undo.status == CallStatus.BY_HAND else undo.tool))
+        elif write.call_id in refused_undo:
+            not_undone.append((write.tool, refused_undo[write.call_id].error or ""))
+        elif write.call_id in pending:
+            abandoned.append(write.tool)
+        else:
+            not_undoable.append(write.tool)
+    return texts.stopped_reply(_cause(run), undone, not_undoable, not_undone, abandoned)
