@@ -3,15 +3,19 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The dev environment's versions, pinned so ruff's and mypy's verdicts do not drift.
+CONSTRAINTS := constraints-dev.txt
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test test-stalwart test-radian bench lint lint-stalwart lint-radian clean
 
 setup: $(STAMP)
 
-$(STAMP): stalwart/pyproject.toml radian/pyproject.toml
+$(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e 'stalwart[dev]' -e 'radian[dev]'
+	$(PY) -m pip install --quiet --upgrade 'pip>=25.1'
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) \
+		-e 'stalwart[postgres,anthropic,openai]' -e radian \
+		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	touch $(STAMP)
 
 demo: setup
@@ -19,16 +23,26 @@ demo: setup
 	$(PY) radian/examples/demo.py
 	$(PY) radian/examples/gate_demo.py
 
-test: setup
+test: test-stalwart test-radian
+
+test-stalwart: setup
 	$(PY) -m pytest stalwart/tests
+
+test-radian: setup
 	$(PY) -m pytest radian/tests
 
 bench: setup
 	$(PY) stalwart/benchmarks/run.py
 
-lint: setup
-	$(VENV)/bin/ruff check stalwart radian
-	$(VENV)/bin/ruff format --check stalwart radian
+lint: lint-stalwart lint-radian
+
+lint-stalwart: setup
+	$(VENV)/bin/ruff check stalwart
+	$(VENV)/bin/ruff format --check stalwart
+
+lint-radian: setup
+	$(VENV)/bin/ruff check radian
+	$(VENV)/bin/ruff format --check radian
 
 clean:
 	rm -rf $(VENV)
