@@ -17,7 +17,7 @@ from stalwart import (
     NotYourSession,
     QuestionPending,
 )
-from stalwart.keys import idempotency_key
+from stalwart._engine.keys import idempotency_key
 
 Garden = tuple[Project, Agent]
 

@@ -6,9 +6,9 @@ from dataclasses import replace
 from decimal import Decimal
 
 from stalwart import tool
-from stalwart.check import Check, UndoPlan
+from stalwart.policy.check import Check, UndoPlan
+from stalwart.policy.rulebook import PastCall, parse_rulebook
 from stalwart.record.schema import CallRow
-from stalwart.rulebook import PastCall, parse_rulebook
 from stalwart.tools import UndoSpec, spec_of
 
 

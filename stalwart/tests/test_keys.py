@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stalwart.keys import UnkeyableArgument, canonical_json, idempotency_key, undo_key
+from stalwart._engine.keys import UnkeyableArgument, canonical_json, idempotency_key, undo_key
 
 
 def test_canonical_json_sorts_keys_and_drops_spaces() -> None:
@@ -63,7 +63,7 @@ def test_undo_key_is_its_own() -> None:
 
 def test_same_key_in_another_process() -> None:
     code = (
-        "from stalwart.keys import idempotency_key as k; "
+        "from stalwart._engine.keys import idempotency_key as k; "
         "print(k('u', 3, 't', {'x': 0.1, 'y': [1]}))"
     )
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

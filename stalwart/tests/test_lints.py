@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from stalwart.config import load_agent, load_project
-from stalwart.lints import LINT_TEXTS, Lint, lint_agent, lint_project, result_fields, undo_bindings
+from stalwart.tools.lints import (
+    LINT_TEXTS,
+    Lint,
+    lint_agent,
+    lint_project,
+    result_fields,
+    undo_bindings,
+)
 
 SHOP = Path(__file__).resolve().parents[1] / "examples" / "shop"
 

@@ -17,9 +17,9 @@ from model_shop import SETTLE_TURN, Shop, scripted, write_shop
 from model_wire import clean_provider_env  # noqa: F401
 
 from stalwart import Agent, FakeClock
+from stalwart._engine.keys import idempotency_key
 from stalwart.cli import main
 from stalwart.errors import ModelConfigError
-from stalwart.keys import idempotency_key
 from stalwart.models import (
     AssistantMessage,
     Completion,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stalwart.provenance import SeenResult, all_from_turn, sources_of
+from stalwart.policy.provenance import SeenResult, all_from_turn, sources_of
 
 TURN = 'please charge order #4411 $40 and note "gift wrap" for Ada'
 GET_ORDER = SeenResult(step=1, tool="get_order", result={"order": "4411", "amount": "40.00"})

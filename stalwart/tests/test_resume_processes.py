@@ -20,7 +20,7 @@ from pg_fixtures import BACKENDS
 from service import keys_log, turn, write_service_project
 
 from stalwart import Agent
-from stalwart.keys import idempotency_key
+from stalwart._engine.keys import idempotency_key
 
 WAIT = 30.0  # a bound on what should take a moment; reaching it fails the test
 STALWART = Path(sys.executable).with_name("stalwart")

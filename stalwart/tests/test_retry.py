@@ -11,9 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stalwart.clock import FakeClock
-from stalwart.errors import Ambiguous, StalwartError
-from stalwart.retry import (
+from stalwart._engine.retry import (
     CALL_RETRIES,
     ERROR_TEXT_LIMIT,
     AfterFailure,
@@ -25,6 +23,8 @@ from stalwart.retry import (
     render_error,
     send_undo,
 )
+from stalwart.clock import FakeClock
+from stalwart.errors import Ambiguous, StalwartError
 
 DOUBTFUL = [
     TimeoutError("read timed out"),  # socket.timeout and asyncio.TimeoutError are this class
@@ -181,7 +181,7 @@ def test_requests_timeouts_when_requests_is_installed() -> None:
 def test_in_doubt_imports_no_http_library() -> None:
     code = (
         "import sys\n"
-        "from stalwart.retry import in_doubt\n"
+        "from stalwart._engine.retry import in_doubt\n"
         "in_doubt(TimeoutError())\n"
         "print(sorted(m for m in ('httpx', 'httpx2', 'requests') if m in sys.modules))\n"
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stalwart.errors import ConfigError
-from stalwart.rulebook import (
+from stalwart.policy.rulebook import (
     ArgumentCap,
     CallsCap,
     OrderRule,

@@ -9,10 +9,8 @@ import pytest
 from conftest import Project, approve_all, write_project
 
 from stalwart import Agent, FakeClock, QuestionPending, RewindRefused
-from stalwart.keys import idempotency_key, undo_key
-from stalwart.record import Store
-from stalwart.rulebook import PastCall
-from stalwart.runs import (
+from stalwart._engine.keys import idempotency_key, undo_key
+from stalwart._engine.runs import (
     ENDED,
     TRANSITIONS,
     Event,
@@ -20,6 +18,8 @@ from stalwart.runs import (
     State,
     transition,
 )
+from stalwart.policy.rulebook import PastCall
+from stalwart.record import Store
 
 Garden = tuple[Project, Agent]
 

@@ -24,9 +24,9 @@ from stalwart import (
     RewindRefused,
     current_call,
 )
-from stalwart.keys import idempotency_key
+from stalwart._engine.keys import idempotency_key
+from stalwart._engine.retry import UndoBackoff
 from stalwart.record import Store
-from stalwart.retry import UndoBackoff
 
 Shop = tuple[Project, Agent, Any]
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ._engine.current import CurrentCall, current_call
+from ._engine.keys import UnkeyableArgument
 from .agent import Agent, RecordedCall
 from .clock import Clock, FakeClock, SystemClock
-from .current import CurrentCall, current_call
 from .errors import (
     Ambiguous,
     AnswerError,
@@ -21,13 +22,12 @@ from .errors import (
     RewindRefused,
     StalwartError,
 )
-from .keys import UnkeyableArgument
-from .lints import Lint
-from .memory import Message
 from .models import Model
+from .record.memory import Message
+from .record.usage import RunUsage, SessionUsage, Usage
 from .replies import Reply, Waiting
 from .tools import ToolSpec, UndoSpec, tool
-from .usage import RunUsage, SessionUsage, Usage
+from .tools.lints import Lint
 
 __all__ = [
     "Agent",

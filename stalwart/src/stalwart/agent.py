@@ -28,9 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import answers, resume, rollback, runs, texts
-from .agentry import Agentry
-from .check import Check
+from . import texts
+from ._engine import answers, resume, rollback, runs
+from ._engine.context import RunContext
+from ._engine.model_loop import DEFAULT_MAX_MODEL_CALLS
+from ._engine.retry import UndoBackoff
 from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
 from .errors import (
@@ -41,17 +43,16 @@ from .errors import (
     QuestionPending,
     RewindRefused,
 )
-from .ledger import Ledger
-from .lints import Lint, lint_agent
-from .memory import Message, read_next, rewind
-from .model_loop import DEFAULT_MAX_MODEL_CALLS, MODEL_KIND
 from .models import DEFAULT_PRICES, Model, load_model
+from .policy.check import Check
 from .record import Store, open_store
-from .record.schema import RunRow
+from .record.ledger import Ledger
+from .record.memory import Message, read_next, rewind
+from .record.schema import MODEL_KIND, RunRow
+from .record.usage import SessionUsage, session_usage
 from .replies import Reply, Waiting
-from .retry import UndoBackoff
 from .tools import ToolSpec
-from .usage import SessionUsage, session_usage
+from .tools.lints import Lint, lint_agent
 
 Reader = Callable[[str, Sequence[ToolSpec]], Any]  # (turn, tools) -> selector.Reading
 
@@ -108,7 +109,7 @@ class Agent:
         self.model: Model | None = model if model is not None else self._load_model()
         self.store: Store = store if store is not None else open_store(config.record)
         self._reader = reader
-        self._agentry = Agentry(
+        self._context = RunContext(
             name=config.name,
             tools=config.tools,
             check=Check(config.tools, config.rulebook),
@@ -162,7 +163,7 @@ class Agent:
                 question = (latest.question or {}).get("text", "")
                 raise QuestionPending(texts.question_pending(ledger.session.session, question))
             if to_model:
-                run = runs.start_model(ledger, self._agentry, turn)
+                run = runs.start_model(ledger, self._context, turn)
             elif unread:
                 run = runs.start_unread(ledger, turn, reading.unread_clause, reading.reason)
             else:
@@ -170,7 +171,7 @@ class Agent:
                     {"tool": step.tool, "args": dict(step.args), "clause": step.clause}
                     for step in reading.steps
                 ]
-                run = runs.start(ledger, self._agentry, turn, steps)
+                run = runs.start(ledger, self._context, turn, steps)
             return _reply(ledger, run)
 
     def confirm(
@@ -237,7 +238,7 @@ class Agent:
                 run = ledger.latest_run()
                 if run is None or run.state not in runs.INTERRUPTED:
                     continue  # another worker took it up first
-                run = resume.resume(ledger, self._agentry, run)
+                run = resume.resume(ledger, self._context, run)
                 resumed.append((sid, _reply(ledger, run)))
         return resumed
 
@@ -296,7 +297,7 @@ class Agent:
         with self._session(user, session) as ledger:
             pending = [run for run in ledger.runs if run.state in _PENDING_COMPENSATION]
             if pending:
-                remaining = len(rollback.writes_to_undo(ledger, self._agentry, pending[-1]))
+                remaining = len(rollback.writes_to_undo(ledger, self._context, pending[-1]))
                 raise RewindRefused(texts.rewind_refused(ledger.session.session, remaining))
             run = ledger.latest_run()
             if run is None or run.state == runs.State.WAITING:
@@ -326,13 +327,13 @@ class Agent:
             run = ledger.latest_run()
             assert run is not None
             if run.state in runs.INTERRUPTED:
-                run = resume.resume(ledger, self._agentry, run)
+                run = resume.resume(ledger, self._context, run)
             if run.state in runs.ASKING:
                 question = (run.question or {}).get("text", "")
                 raise AnswerError(texts.operator_run_busy(session, run.run_id, run.state, question))
-            if not rollback.writes_to_undo(ledger, self._agentry, run):
+            if not rollback.writes_to_undo(ledger, self._context, run):
                 raise AnswerError(texts.operator_nothing_left(session, run.run_id))
-            run = resume.operator_undo(ledger, self._agentry, run)
+            run = resume.operator_undo(ledger, self._context, run)
             return _reply(ledger, run)
 
     def _check_operator_token(self, token: str | None) -> None:
@@ -380,7 +381,7 @@ class Agent:
                 raise AnswerError(texts.not_a_confirmation(waiting.kind))
             if given not in waiting.answers:
                 raise AnswerError(texts.not_an_answer(str(answer), waiting.answers))
-            run = answers.answer(ledger, self._agentry, run, given)
+            run = answers.answer(ledger, self._context, run, given)
             return _reply(ledger, run)
 
     def _read(self, turn: str) -> Any:
@@ -412,7 +413,7 @@ class Agent:
                 raise error(texts.not_your_session(user, sid))
             latest = ledger.latest_run()
             if latest is not None and latest.state in runs.INTERRUPTED:
-                resume.resume(ledger, self._agentry, latest)
+                resume.resume(ledger, self._context, latest)
             yield ledger
 
     def _peek(self, user: str, session: str | None) -> Ledger | None:

@@ -32,10 +32,10 @@ import click
 from stalwart.agent import Agent
 from stalwart.config import AgentConfig, load_agent, load_project
 from stalwart.errors import AnswerError, ConfigError, OperatorTokenError
-from stalwart.lints import lint_agent, lint_project
 from stalwart.record import open_store
+from stalwart.record.usage import session_usage
 from stalwart.texts import resumed_line
-from stalwart.usage import session_usage
+from stalwart.tools.lints import lint_agent, lint_project
 
 EXIT_BAD_CONFIG = 2
 EXIT_BAD_TOKEN = 3

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from .keys import canonical_json
+from ._engine.keys import canonical_json
 
 # --- confirmations (chapter 34, "Irreversible steps"; chapter 35 for the answers) ---
 

@@ -70,11 +70,15 @@ class RunRow:
     updated: float
 
 
+# A call's kind for an ask of a model (the others are "read", "write" and "undo").
+MODEL_KIND = "model"
+
+
 @dataclass(frozen=True)
 class CallRow:
     """One call of a tool, recorded before it is sent and finished after.
 
-    `kind` is "read", "write" or "undo". `status` is a `CallStatus`: it moves
+    `kind` is "read", "write", "undo" or `MODEL_KIND`. `status` is a `CallStatus`: it moves
     in_flight -> ran | failed | in_doubt, in_doubt -> happened | did_not_happen (a
     person's answer), or is "declined" (skipped by a person), "refused" (the check
     refused it; never sent) or, on an undo, "by_hand". `tries` counts the sends, each

@@ -12,11 +12,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
-from . import texts
-from .errors import AnswerError
-from .model_loop import MODEL_KIND
-from .record import Store
-from .record.schema import CallRow
+from .. import texts
+from ..errors import AnswerError
+from . import Store
+from .schema import MODEL_KIND, CallRow
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,17 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from . import model_loop, texts
-from .agentry import Agentry
-from .call_rows import as_current, finish, step_row, step_sources, typed_args, undo_tool_of
-from .check import Verdict
+from .. import texts
+from ..errors import StalwartError
+from ..policy.check import Verdict
+from ..record.ledger import Ledger
+from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
+from ..replies import Waiting
+from . import model_loop
+from .calls import as_current, finish, step_row, step_sources, typed_args, undo_tool_of
+from .context import RunContext
 from .current import sending
-from .errors import StalwartError
 from .keys import idempotency_key
-from .ledger import Ledger
-from .record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
-from .replies import Waiting
 from .retry import AfterFailure, after_call_failure, in_doubt, render_error
 from .rollback import rewind_run, stopped_reply, undo_writes
 
@@ -132,20 +133,20 @@ def move(ledger: Ledger, run: RunRow, event: Event, **changes: Any) -> RunRow:
 # --- starting ---
 
 
-def start(ledger: Ledger, agentry: Agentry, turn: str, steps: list[dict[str, Any]]) -> RunRow:
+def start(ledger: Ledger, context: RunContext, turn: str, steps: list[dict[str, Any]]) -> RunRow:
     """Record a new run of these steps and advance it as far as it goes."""
     run = _new_run(ledger, turn, steps)
     run = move(ledger, run, Event.READ)
-    return advance(ledger, agentry, run)
+    return advance(ledger, context, run)
 
 
-def start_model(ledger: Ledger, agentry: Agentry, turn: str) -> RunRow:
+def start_model(ledger: Ledger, context: RunContext, turn: str) -> RunRow:
     """Record a new run whose steps the model chooses, and advance it as far as it goes."""
     run = _new_run(ledger, turn, [])
     run = move(ledger, run, Event.TO_MODEL)
-    selector = agentry.model.selector if agentry.model is not None else ""
-    model_loop.begin(ledger, agentry.name, run, selector)
-    return advance(ledger, agentry, run)
+    selector = context.model.selector if context.model is not None else ""
+    model_loop.begin(ledger, context.name, run, selector)
+    return advance(ledger, context, run)
 
 
 def start_unread(ledger: Ledger, turn: str, clause: str | None, reason: str | None) -> RunRow:
@@ -183,12 +184,12 @@ def _new_run(ledger: Ledger, turn: str, steps: list[dict[str, Any]]) -> RunRow:
 # --- going forward ---
 
 
-def advance(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+def advance(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Send steps until one waits for a person, the run ends, or it fails and rolls back."""
     while run.state == State.RUNNING:
         if run.cursor >= len(run.steps):
             if model_loop.is_model_run(ledger, run):
-                run = _ask_model(ledger, agentry, run)
+                run = _ask_model(ledger, context, run)
                 continue
             reply = texts.done_reply(_outcomes(ledger, run))
             ledger.add_message("assistant", reply, run.run_id)
@@ -196,27 +197,27 @@ def advance(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
             break
         index = run.cursor
         step = run.steps[index]
-        spec = agentry.tools.get(step["tool"])
-        if spec is not None and agentry.confirms(spec):
-            verdict = agentry.check.call(
+        spec = context.tools.get(step["tool"])
+        if spec is not None and context.confirms(spec):
+            verdict = context.check.call(
                 step["tool"], step["args"], ledger.history(), step_sources(step)
             )
             if not verdict.allowed:
-                run = _refuse(ledger, agentry, run, index, step, verdict)
+                run = _refuse(ledger, context, run, index, step, verdict)
                 continue
-            waiting = _confirmation(ledger, agentry, run, index, step)
+            waiting = _confirmation(ledger, context, run, index, step)
             run = move(ledger, run, Event.ASK, question=waiting.to_record())
             break
-        run = send_step(ledger, agentry, run, index, step)
+        run = send_step(ledger, context, run, index, step)
     if run.state == State.ROLLING_BACK:
-        run = _roll_back(ledger, agentry, run)
+        run = _roll_back(ledger, context, run)
     ledger.commit()
     return run
 
 
-def _roll_back(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+def _roll_back(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Undo the run's writes, last first; then rewind and reply (or stop, stuck)."""
-    stuck = undo_writes(ledger, agentry, run)
+    stuck = undo_writes(ledger, context, run)
     if stuck is not None:
         return move(
             ledger,
@@ -226,16 +227,16 @@ def _roll_back(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
             reply=stuck.reply,
             question=stuck.question,
         )
-    reply = stopped_reply(ledger, agentry, run)
+    reply = stopped_reply(ledger, context, run)
     run = move(ledger, run, Event.UNDONE, reply=reply)
     rewind_run(ledger, run, reply)
     return run
 
 
-def _ask_model(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+def _ask_model(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Ask the model for the run's next steps; its last word ends the run."""
     asked = model_loop.ask(
-        ledger, agentry.model, agentry.tools, agentry.name, run, agentry.max_model_calls
+        ledger, context.model, context.tools, context.name, run, context.max_model_calls
     )
     if isinstance(asked, model_loop.Failure):
         return move(ledger, run, Event.MODEL_FAILED, failure=asked.failure)
@@ -253,9 +254,9 @@ def _ask_model(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
 
 
 def _confirmation(
-    ledger: Ledger, agentry: Agentry, run: RunRow, index: int, step: dict[str, Any]
+    ledger: Ledger, context: RunContext, run: RunRow, index: int, step: dict[str, Any]
 ) -> Waiting:
-    spec = agentry.tools[step["tool"]]
+    spec = context.tools[step["tool"]]
     sources = step.get("sources")  # shown for a model's step; the selector's are the turn's
     # Shown exactly as the approved call will receive them, whichever process asks.
     args = typed_args(spec, step["args"])
@@ -267,7 +268,7 @@ def _confirmation(
             step["tool"],
             args,
             irreversible=spec.irreversible,
-            in_atomic_run=_others_would_be_undone(ledger, agentry, run, index),
+            in_atomic_run=_others_would_be_undone(ledger, context, run, index),
             sources=sources,
         ),
         answers=texts.CONFIRM_ANSWERS,
@@ -277,44 +278,44 @@ def _confirmation(
     )
 
 
-def _others_would_be_undone(ledger: Ledger, agentry: Agentry, run: RunRow, index: int) -> bool:
+def _others_would_be_undone(ledger: Ledger, context: RunContext, run: RunRow, index: int) -> bool:
     """Whether a failure after this step would undo other writes of the run, but not this."""
     earlier = any(
-        call.kind == "write" and call.status in TOOK_EFFECT and undo_tool_of(agentry, call.tool)
+        call.kind == "write" and call.status in TOOK_EFFECT and undo_tool_of(context, call.tool)
         for call in ledger.run_calls(run.run_id)
     )
     later = any(
-        spec.writes for s in run.steps[index + 1 :] if (spec := agentry.tools.get(s["tool"]))
+        spec.writes for s in run.steps[index + 1 :] if (spec := context.tools.get(s["tool"]))
     )
     # A model may still choose more steps after this one.
     return earlier or later or model_loop.is_model_run(ledger, run)
 
 
 def send_step(
-    ledger: Ledger, agentry: Agentry, run: RunRow, index: int, step: dict[str, Any]
+    ledger: Ledger, context: RunContext, run: RunRow, index: int, step: dict[str, Any]
 ) -> RunRow:
     """Check a step, record it in flight with its key, and send it (with its retries)."""
     tool = step["tool"]
-    spec = agentry.tools.get(tool)
+    spec = context.tools.get(tool)
     args = typed_args(spec, step["args"]) if spec is not None else dict(step["args"])
-    verdict = agentry.check.call(tool, args, ledger.history(), step_sources(step))
+    verdict = context.check.call(tool, args, ledger.history(), step_sources(step))
     if not verdict.allowed:
-        return _refuse(ledger, agentry, run, index, step, verdict)
+        return _refuse(ledger, context, run, index, step, verdict)
     key = idempotency_key(ledger.session.session, f"{run.number}.{index + 1}", tool, args)
     call = ledger.put_call(
-        step_row(ledger, agentry, run, index, tool, args, key, "in_flight", verdict.text)
+        step_row(ledger, context, run, index, tool, args, key, "in_flight", verdict.text)
     )
     ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
-    return try_call(ledger, agentry, run, call)
+    return try_call(ledger, context, run, call)
 
 
-def try_call(ledger: Ledger, agentry: Agentry, run: RunRow, call: CallRow) -> RunRow:
+def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) -> RunRow:
     """Send a recorded call until it answers, fails, or leaves a person to say what happened.
 
     Each try is committed in flight, with its number, before it is sent, under the key
     the call was first recorded with.
     """
-    spec = agentry.tools[call.tool]
+    spec = context.tools[call.tool]
     args = typed_args(spec, call.args)
     # A try sent before this one (retried, or left in flight by a stopped process) may
     # have taken effect; a later try failing plainly does not settle that.
@@ -367,19 +368,19 @@ def ask_outcome(ledger: Ledger, run: RunRow, call: CallRow, *, stopped: bool) ->
 
 def _refuse(
     ledger: Ledger,
-    agentry: Agentry,
+    context: RunContext,
     run: RunRow,
     index: int,
     step: dict[str, Any],
     verdict: Verdict,
 ) -> RunRow:
     tool, args, why = step["tool"], dict(step["args"]), verdict.text
-    refused = step_row(ledger, agentry, run, index, tool, args, None, "refused", None)
+    refused = step_row(ledger, context, run, index, tool, args, None, "refused", None)
     ledger.put_call(replace_row(refused, error=why, finished=ledger.clock.now()))
     if step.get("tool_call_id") is not None and not _wrote(ledger, run):
         # A model's step refused before anything of its run was written: the model is
         # told why, as the step's result, and chooses again. Nothing needs undoing.
-        ledger.add_message("assistant", _memory_call(agentry, tool, args), run.run_id)
+        ledger.add_message("assistant", _memory_call(context, tool, args), run.run_id)
         ledger.add_message("tool", texts.memory_refused(why), run.run_id)
         return ledger.put_run(replace_row(run, cursor=index + 1))
     failure = {"cause": "refused", "tool": tool, "reason": verdict.reason}
@@ -394,20 +395,20 @@ def _wrote(ledger: Ledger, run: RunRow) -> bool:
 
 
 def record_declined(
-    ledger: Ledger, agentry: Agentry, run: RunRow, index: int, step: dict[str, Any]
+    ledger: Ledger, context: RunContext, run: RunRow, index: int, step: dict[str, Any]
 ) -> None:
     tool, args = step["tool"], dict(step["args"])
-    declined = step_row(ledger, agentry, run, index, tool, args, None, "declined", None)
+    declined = step_row(ledger, context, run, index, tool, args, None, "declined", None)
     ledger.put_call(
         replace_row(declined, result=texts.DECLINED_RESULT, finished=ledger.clock.now())
     )
-    ledger.add_message("assistant", _memory_call(agentry, tool, args), run.run_id)
+    ledger.add_message("assistant", _memory_call(context, tool, args), run.run_id)
     ledger.add_message("tool", texts.DECLINED_RESULT, run.run_id)
 
 
-def _memory_call(agentry: Agentry, tool: str, args: Mapping[str, Any]) -> str:
+def _memory_call(context: RunContext, tool: str, args: Mapping[str, Any]) -> str:
     """A call that did not run, as memory keeps it: its arguments as they were shown."""
-    spec = agentry.tools.get(tool)
+    spec = context.tools.get(tool)
     return texts.memory_call(tool, typed_args(spec, args) if spec is not None else args)
 
 

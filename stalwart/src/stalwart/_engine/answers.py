@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from . import texts
-from .agentry import Agentry
-from .call_rows import finish
-from .ledger import Ledger
-from .record.schema import CallRow, CallStatus, RunRow, replace_row
-from .replies import Waiting
+from .. import texts
+from ..record.ledger import Ledger
+from ..record.schema import CallRow, CallStatus, RunRow, replace_row
+from ..replies import Waiting
+from .calls import finish
+from .context import RunContext
 from .rollback import rewind_run, stopped_reply, writes_to_undo
 from .runs import Event, RunStateError, advance, move, record_declined, send_step
 
@@ -27,40 +27,40 @@ ANSWER_EVENTS: Mapping[tuple[str, str], Event] = {
 }
 
 
-def answer(ledger: Ledger, agentry: Agentry, run: RunRow, given: str) -> RunRow:
+def answer(ledger: Ledger, context: RunContext, run: RunRow, given: str) -> RunRow:
     """Take a person's answer to the question the run waits on, and go on."""
     question = Waiting.from_record(run.question or {})
     event = ANSWER_EVENTS.get((question.kind, given))
     if event is None:
         raise RunStateError(f"{given!r} is not an answer to a question of kind {question.kind!r}")
-    run = _ANSWER_HANDLERS[event](ledger, agentry, run, question)
-    return advance(ledger, agentry, run)
+    run = _ANSWER_HANDLERS[event](ledger, context, run, question)
+    return advance(ledger, context, run)
 
 
-def _approve(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+def _approve(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     run = move(ledger, run, Event.APPROVE, question=None)
-    return send_step(ledger, agentry, run, run.cursor, run.steps[run.cursor])
+    return send_step(ledger, context, run, run.cursor, run.steps[run.cursor])
 
 
-def _skip(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+def _skip(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     run = move(ledger, run, Event.SKIP, question=None)
-    record_declined(ledger, agentry, run, run.cursor, run.steps[run.cursor])
+    record_declined(ledger, context, run, run.cursor, run.steps[run.cursor])
     return ledger.put_run(replace_row(run, cursor=run.cursor + 1))
 
 
-def _cancel_all(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+def _cancel_all(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     failure = {"cause": "cancelled", "tool": question.tool}
     return move(ledger, run, Event.CANCEL_ALL, question=None, failure=failure)
 
 
-def _happened(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+def _happened(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     call = _asked_call(ledger, question)
     ledger.put_call(finish(ledger, call, CallStatus.HAPPENED))
     ledger.add_message("tool", texts.MEMORY_HAPPENED, run.run_id)
     return move(ledger, run, Event.HAPPENED, question=None, cursor=call.step)
 
 
-def _did_not_happen(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+def _did_not_happen(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     call = _asked_call(ledger, question)
     ledger.put_call(finish(ledger, call, CallStatus.DID_NOT_HAPPEN))
     ledger.add_message("tool", texts.MEMORY_DID_NOT_HAPPEN, run.run_id)
@@ -68,12 +68,12 @@ def _did_not_happen(ledger: Ledger, agentry: Agentry, run: RunRow, question: Wai
     return move(ledger, run, Event.DID_NOT_HAPPEN, question=None, failure=failure)
 
 
-def _retry_undo(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+def _retry_undo(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     # The rollback starts again at the failed undo, which is re-sent under its key.
     return move(ledger, run, Event.RETRY_UNDO, question=None, reply=None)
 
 
-def _done_by_hand(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
+def _done_by_hand(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     undo = _asked_call(ledger, question)
     undo = ledger.put_call(finish(ledger, undo, CallStatus.BY_HAND))
     write = ledger.call(undo.undoes or "")
@@ -84,17 +84,17 @@ def _done_by_hand(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiti
     return move(ledger, run, Event.DONE_BY_HAND, question=None, reply=None)
 
 
-def _abandon(ledger: Ledger, agentry: Agentry, run: RunRow, question: Waiting) -> RunRow:
-    remaining = [write.call_id for write in writes_to_undo(ledger, agentry, run)]
+def _abandon(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
+    remaining = [write.call_id for write in writes_to_undo(ledger, context, run)]
     failure = {**(run.failure or {}), "abandoned": remaining}
     run = replace_row(run, failure=failure)
-    reply = stopped_reply(ledger, agentry, run)
+    reply = stopped_reply(ledger, context, run)
     run = move(ledger, run, Event.ABANDON, question=None, reply=reply)
     rewind_run(ledger, run, reply)
     return run
 
 
-_ANSWER_HANDLERS: Mapping[Event, Callable[[Ledger, Agentry, RunRow, Waiting], RunRow]] = {
+_ANSWER_HANDLERS: Mapping[Event, Callable[[Ledger, RunContext, RunRow, Waiting], RunRow]] = {
     Event.APPROVE: _approve,
     Event.SKIP: _skip,
     Event.CANCEL_ALL: _cancel_all,

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from . import texts
-from .selector import english
-from .selector.tokens import Kind, split_clauses, tokenize
+from .. import texts
+from ..selector import english
+from ..selector.tokens import Kind, split_clauses, tokenize
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from .agentry import Agentry
-from .check import UndoPlan
+from ..policy.check import UndoPlan
+from ..policy.provenance import all_from_turn
+from ..record.ledger import Ledger
+from ..record.schema import CallRow, RunRow, as_recorded, replace_row
+from ..tools import ToolSpec
+from .context import RunContext
 from .current import CurrentCall
-from .ledger import Ledger
-from .provenance import all_from_turn
-from .record.schema import CallRow, RunRow, as_recorded, replace_row
-from .tools import ToolSpec
 
 
 def step_sources(step: Mapping[str, Any]) -> dict[str, str]:
@@ -23,15 +23,15 @@ def step_sources(step: Mapping[str, Any]) -> dict[str, str]:
     return dict(recorded) if recorded is not None else all_from_turn(step["args"])
 
 
-def undo_tool_of(agentry: Agentry, tool: str) -> str | None:
+def undo_tool_of(context: RunContext, tool: str) -> str | None:
     """The tool that undoes `tool`, or None when it declares no undo."""
-    spec = agentry.tools.get(tool)
+    spec = context.tools.get(tool)
     return spec.undo.tool if spec is not None and spec.undo is not None else None
 
 
 def step_row(
     ledger: Ledger,
-    agentry: Agentry,
+    context: RunContext,
     run: RunRow,
     index: int,
     tool: str,
@@ -40,12 +40,12 @@ def step_row(
     status: str,
     allowed: str | None,
 ) -> CallRow:
-    spec = agentry.tools.get(tool)
+    spec = context.tools.get(tool)
     return CallRow(
         call_id=f"{run.run_id}:{index + 1}",
         run_id=run.run_id,
         session=run.session,
-        agent=agentry.name,
+        agent=context.name,
         seq=ledger.next_call_seq(),
         step=index + 1,
         kind="write" if spec is not None and spec.writes else "read",

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .clock import Clock
-from .record import Changes, SessionRecord, Store
-from .record.schema import (
+from ..clock import Clock
+from ..policy.rulebook import PastCall
+from . import Changes, SessionRecord, Store
+from .schema import (
     TOOK_EFFECT,
     CallRow,
     CallStatus,
@@ -20,7 +21,6 @@ from .record.schema import (
     SessionRow,
     replace_row,
 )
-from .rulebook import PastCall
 
 # Every call that was sent, whatever came of it. A declined, refused or did-not-happen call
 # never reached anyone, and an undo done by hand was not sent by the agent.

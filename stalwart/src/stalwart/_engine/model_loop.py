@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from . import texts
-from .errors import ModelError, ModelReplyInvalid, ModelRequestRejected, ModelUnavailable
-from .ledger import Ledger
-from .models import (
+from .. import texts
+from ..errors import ModelError, ModelReplyInvalid, ModelRequestRejected, ModelUnavailable
+from ..models import (
     AssistantMessage,
     Message,
     Model,
@@ -40,12 +39,19 @@ from .models import (
     ToolResultMessage,
     UserMessage,
 )
-from .provenance import SeenResult, sources_of
-from .record.schema import CallRow, CallStatus, MessageRow, RunRow, as_recorded, replace_row
+from ..policy.provenance import SeenResult, sources_of
+from ..record.ledger import Ledger
+from ..record.schema import (
+    MODEL_KIND,
+    CallRow,
+    CallStatus,
+    MessageRow,
+    RunRow,
+    as_recorded,
+    replace_row,
+)
+from ..tools import ToolSpec
 from .retry import render_error
-from .tools import ToolSpec
-
-MODEL_KIND = "model"
 
 # Asks of the model in one run, the first included. A model that keeps calling tools past
 # this is stopped: the run fails and is undone like any failed run.

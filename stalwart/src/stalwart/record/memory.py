@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ledger import Ledger
-from .record.schema import MessageRow, RunRow
+from .schema import MessageRow, RunRow
 
 
 @dataclass(frozen=True)

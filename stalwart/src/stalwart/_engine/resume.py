@@ -3,13 +3,13 @@ ended one an operator undoes."""
 
 from __future__ import annotations
 
-from .agentry import Agentry
-from .ledger import Ledger
-from .record.schema import CallStatus, RunRow
+from ..record.ledger import Ledger
+from ..record.schema import CallStatus, RunRow
+from .context import RunContext
 from .runs import Event, State, advance, ask_outcome, move, try_call
 
 
-def resume(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Take up a run its process left mid-way (found `running` or `rolling_back`).
 
     A call left in flight is sent again under its key when it is a read or a retry-safe
@@ -27,16 +27,16 @@ def resume(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
         ]
         if flying:
             call = flying[-1]
-            spec = agentry.tools[call.tool]
+            spec = context.tools[call.tool]
             if spec.writes and not spec.retry_safe:
                 run = ask_outcome(ledger, run, call, stopped=True)
             else:
-                run = try_call(ledger, agentry, run, call)
-    return advance(ledger, agentry, run)
+                run = try_call(ledger, context, run, call)
+    return advance(ledger, context, run)
 
 
-def operator_undo(ledger: Ledger, agentry: Agentry, run: RunRow) -> RunRow:
+def operator_undo(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Undo an ended run's writes that are not undone yet, last first, and rewind it."""
     failure = {"cause": "operator", "before": run.failure}
     run = move(ledger, run, Event.OPERATOR_UNDO, failure=failure, question=None)
-    return advance(ledger, agentry, run)
+    return advance(ledger, context, run)

@@ -10,16 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import texts
-from .agentry import Agentry
-from .call_rows import as_current, finish, typed_args, undo_id, undo_row, undo_tool_of
-from .check import UndoPlan
+from .. import texts
+from ..policy.check import UndoPlan
+from ..record.ledger import Ledger
+from ..record.memory import rewind
+from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
+from ..replies import Waiting
+from .calls import as_current, finish, typed_args, undo_id, undo_row, undo_tool_of
+from .context import RunContext
 from .current import sending
 from .keys import undo_key
-from .ledger import Ledger
-from .memory import rewind
-from .record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
-from .replies import Waiting
 from .retry import UndoGaveUp, render_error, send_undo
 
 
@@ -32,23 +32,23 @@ class Stuck:
     question: dict[str, Any]
 
 
-def undo_writes(ledger: Ledger, agentry: Agentry, run: RunRow) -> Stuck | None:
+def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | None:
     """Undo the run's writes, last first; None when nothing remains to undo."""
-    for write in reversed(writes_to_undo(ledger, agentry, run)):
+    for write in reversed(writes_to_undo(ledger, context, run)):
         undo = ledger.call(undo_id(write))
         if undo is None or undo.status not in (CallStatus.IN_FLIGHT, CallStatus.FAILED):
-            planned = _plan_undo(ledger, agentry, run, write)
+            planned = _plan_undo(ledger, context, run, write)
             if planned is None:
                 continue
             undo = planned
         # else: an undo already checked and recorded, left in flight or failed: sent again.
-        stuck = _send_undo(ledger, agentry, run, write, undo)
+        stuck = _send_undo(ledger, context, run, write, undo)
         if stuck is not None:
             return stuck
     return None
 
 
-def writes_to_undo(ledger: Ledger, agentry: Agentry, run: RunRow) -> list[CallRow]:
+def writes_to_undo(ledger: Ledger, context: RunContext, run: RunRow) -> list[CallRow]:
     """The run's writes that took effect, declare an undo, and were neither undone nor
     given up on (an undo the check refused or could not bind)."""
     given_up = {
@@ -63,19 +63,19 @@ def writes_to_undo(ledger: Ledger, agentry: Agentry, run: RunRow) -> list[CallRo
         and call.status in TOOK_EFFECT
         and call.undone_by is None
         and call.call_id not in given_up
-        and undo_tool_of(agentry, call.tool) is not None
+        and undo_tool_of(context, call.tool) is not None
     ]
 
 
-def _plan_undo(ledger: Ledger, agentry: Agentry, run: RunRow, write: CallRow) -> CallRow | None:
+def _plan_undo(ledger: Ledger, context: RunContext, run: RunRow, write: CallRow) -> CallRow | None:
     """Bind and check a write's undo, and record it in flight; None when it is not sent."""
-    plan = agentry.check.plan_undo(write)
+    plan = context.check.plan_undo(write)
     if isinstance(plan, str):
-        _record_undo_refused(ledger, agentry, run, write, None, plan)
+        _record_undo_refused(ledger, context, run, write, None, plan)
         return None
-    verdict = agentry.check.undo(write, plan, ledger.history())
+    verdict = context.check.undo(write, plan, ledger.history())
     if not verdict.allowed:
-        _record_undo_refused(ledger, agentry, run, write, plan, verdict.text)
+        _record_undo_refused(ledger, context, run, write, plan, verdict.text)
         return None
     key = undo_key(write.key or write.call_id, plan.tool, plan.args)
     undo = ledger.put_call(undo_row(ledger, run, write, plan, key, "in_flight", verdict.text))
@@ -84,10 +84,10 @@ def _plan_undo(ledger: Ledger, agentry: Agentry, run: RunRow, write: CallRow) ->
 
 
 def _send_undo(
-    ledger: Ledger, agentry: Agentry, run: RunRow, write: CallRow, undo: CallRow
+    ledger: Ledger, context: RunContext, run: RunRow, write: CallRow, undo: CallRow
 ) -> Stuck | None:
     """Send a recorded undo with its retries, each try committed first; None when it ran."""
-    spec = agentry.tools[undo.tool]
+    spec = context.tools[undo.tool]
     args = typed_args(spec, undo.args)
 
     def send(_try: int) -> Any:
@@ -102,11 +102,11 @@ def _send_undo(
             raise
 
     try:
-        result = send_undo(send, agentry.undo_backoff, ledger.clock)
+        result = send_undo(send, context.undo_backoff, ledger.clock)
     except UndoGaveUp as gave_up:
         error = render_error(gave_up.error)
         undo = ledger.put_call(finish(ledger, undo, CallStatus.FAILED, error=error))
-        remaining = len(writes_to_undo(ledger, agentry, run))
+        remaining = len(writes_to_undo(ledger, context, run))
         waiting = Waiting(
             kind="undo",
             tool=undo.tool,
@@ -129,13 +129,13 @@ def _send_undo(
 
 def _record_undo_refused(
     ledger: Ledger,
-    agentry: Agentry,
+    context: RunContext,
     run: RunRow,
     write: CallRow,
     plan: UndoPlan | None,
     why: str,
 ) -> None:
-    spec = agentry.tools[write.tool]
+    spec = context.tools[write.tool]
     undo_tool = spec.undo.tool if spec.undo is not None else ""
     bound = plan or UndoPlan(tool=undo_tool, args={}, sources={})
     row = undo_row(ledger, run, write, bound, None, "refused", None)
@@ -169,14 +169,14 @@ def _cause(run: RunRow) -> str:
     return texts.failed_because(failure.get("tool", "?"), failure.get("error", "?"))
 
 
-def stopped_reply(ledger: Ledger, agentry: Agentry, run: RunRow) -> str:
+def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
     """Why the run stopped, and what became of each of its writes, latest first."""
     calls = ledger.run_calls(run.run_id)
     by_id = {call.call_id: call for call in calls}
     refused_undo = {
         c.undoes: c for c in calls if c.kind == "undo" and c.status == CallStatus.REFUSED
     }
-    pending = {write.call_id for write in writes_to_undo(ledger, agentry, run)}
+    pending = {write.call_id for write in writes_to_undo(ledger, context, run)}
     undone: list[tuple[str, str | None]] = []
     not_undoable: list[str] = []
     not_undone: list[tuple[str, str]] = []

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..models import Model
+from ..policy.check import Check
+from ..tools import ToolSpec
 from . import model_loop
-from .check import Check
-from .models import Model
 from .retry import UndoBackoff
-from .tools import ToolSpec
 
 
 @dataclass(frozen=True)
-class Agentry:
+class RunContext:
     """What a run needs of its agent: its name, its tools, its check, the clock's schedule,
     and the model a turn the selector cannot read goes to (on_unread: model)."""
 

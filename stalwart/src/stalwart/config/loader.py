@@ -59,7 +59,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stalwart.errors import ConfigError
 from stalwart.models.pricing import Price, PriceTable
-from stalwart.rulebook import Rulebook, load_rulebook
+from stalwart.policy.rulebook import Rulebook, load_rulebook
 from stalwart.tools import ToolDefinitionError, ToolSpec, UndoSpec, parse_undo, tools_in_module
 
 Loc = tuple[str | int, ...]

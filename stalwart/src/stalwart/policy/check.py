@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
-from . import texts
-from .record.schema import TOOK_EFFECT, CallRow, CallStatus
+from .. import texts
+from ..record.schema import TOOK_EFFECT, CallRow, CallStatus
+from ..tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec, UndoSpec
 from .rulebook import PastCall
-from .tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec, UndoSpec
 
 
 class Rules(Protocol):
