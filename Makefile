@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The dev environment's versions, pinned so ruff's and mypy's verdicts do not drift.
 CONSTRAINTS := constraints-dev.txt
 
-.PHONY: setup demo test test-stalwart test-radian bench lint lint-stalwart lint-radian clean
+.PHONY: setup demo test test-stalwart test-radian bench lint lint-stalwart lint-radian docs clean
 
 setup: $(STAMP)
 
@@ -44,5 +44,16 @@ lint-radian: setup
 	$(VENV)/bin/ruff check radian
 	$(VENV)/bin/ruff format --check radian
 
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP) docs/requirements.txt
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -r docs/requirements.txt
+	touch $(DOCS_STAMP)
+
+# The docs site (mkdocs, material theme, the API reference by mkdocstrings) into site/;
+# --strict makes a broken link or a missing page an error.
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) site
