@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stalwart._engine.keys import UnkeyableArgument, canonical_json, idempotency_key, undo_key
+from stalwart import UnkeyableArgument
+from stalwart._engine.keys import canonical_json, idempotency_key, undo_key
 
 
 def test_canonical_json_sorts_keys_and_drops_spaces() -> None:

@@ -16,7 +16,6 @@ from stalwart._engine.retry import (
     ERROR_TEXT_LIMIT,
     AfterFailure,
     UndoBackoff,
-    UndoGaveUp,
     after_call_failure,
     in_doubt,
     in_doubt_classes,
@@ -24,7 +23,7 @@ from stalwart._engine.retry import (
     send_undo,
 )
 from stalwart.clock import FakeClock
-from stalwart.errors import Ambiguous, StalwartError
+from stalwart.errors import Ambiguous, StalwartError, UndoGaveUp
 
 DOUBTFUL = [
     TimeoutError("read timed out"),  # socket.timeout and asyncio.TimeoutError are this class

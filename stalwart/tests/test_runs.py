@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 from conftest import Project, approve_all, write_project
 
-from stalwart import Agent, FakeClock, QuestionPending, RewindRefused
+from stalwart import Agent, FakeClock, QuestionPending, RewindRefused, RunStateError
 from stalwart._engine.keys import idempotency_key, undo_key
 from stalwart._engine.runs import (
     ENDED,
     TRANSITIONS,
     Event,
-    RunStateError,
     State,
     transition,
 )

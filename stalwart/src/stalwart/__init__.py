@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ._engine.current import CurrentCall, current_call
-from ._engine.keys import UnkeyableArgument
 from .agent import Agent, RecordedCall
 from .clock import Clock, FakeClock, SystemClock
 from .errors import (
     Ambiguous,
     AnswerError,
     ConfigError,
+    ErrorCode,
     ModelConfigError,
     ModelError,
     ModelReplyInvalid,
@@ -18,9 +18,16 @@ from .errors import (
     NoModelError,
     NotYourSession,
     OperatorTokenError,
+    ProviderFailure,
     QuestionPending,
     RewindRefused,
+    RunStateError,
+    ScriptExhausted,
+    SessionBusy,
     StalwartError,
+    ToolDefinitionError,
+    UndoGaveUp,
+    UnkeyableArgument,
 )
 from .models import Model
 from .record.memory import Message
@@ -36,6 +43,7 @@ __all__ = [
     "Clock",
     "ConfigError",
     "CurrentCall",
+    "ErrorCode",
     "FakeClock",
     "Lint",
     "Message",
@@ -48,15 +56,21 @@ __all__ = [
     "NoModelError",
     "NotYourSession",
     "OperatorTokenError",
+    "ProviderFailure",
     "QuestionPending",
     "RecordedCall",
     "Reply",
     "RewindRefused",
+    "RunStateError",
     "RunUsage",
+    "ScriptExhausted",
+    "SessionBusy",
     "SessionUsage",
     "StalwartError",
     "SystemClock",
+    "ToolDefinitionError",
     "ToolSpec",
+    "UndoGaveUp",
     "UndoSpec",
     "UnkeyableArgument",
     "Usage",

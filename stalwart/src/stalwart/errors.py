@@ -1,15 +1,46 @@
 """Every error stalwart raises on purpose, under one root class.
 
-Each carries a stable `code` a program can test, beside a message a person can read.
+Each carries a stable `code` (an `ErrorCode`, a `str`) a program can test, beside a message
+a person can read. An error that a caller has long caught as a builtin (`TypeError`,
+`ValueError`) keeps that base too.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    """Every error's code; the values are stable and compare equal to plain strings."""
+
+    STALWART_ERROR = "stalwart_error"
+    CONFIG = "config_error"
+    AMBIGUOUS = "ambiguous"
+    BAD_ANSWER = "bad_answer"
+    NO_MODEL = "no_model"
+    MODEL_CONFIG = "model_config"
+    MODEL_ERROR = "model_error"
+    MODEL_UNAVAILABLE = "model_unavailable"
+    MODEL_REJECTED = "model_rejected"
+    MODEL_REPLY_INVALID = "model_reply_invalid"
+    MODEL_SCRIPT_EXHAUSTED = "model_script_exhausted"
+    PROVIDER_FAILURE = "provider_failure"
+    REWIND_WITH_PENDING_COMPENSATION = "rewind_with_pending_compensation"
+    OPERATOR_TOKEN = "operator_token"
+    QUESTION_PENDING = "question_pending"
+    NOT_YOUR_SESSION = "not_your_session"
+    RUN_STATE = "run_state"
+    SESSION_BUSY = "session_busy"
+    UNKEYABLE_ARGUMENT = "unkeyable_argument"
+    TOOL_DEFINITION = "tool_definition"
+    UNDO_GAVE_UP = "undo_gave_up"
 
 
 class StalwartError(Exception):
     """The root of stalwart's errors."""
 
-    code = "stalwart_error"
+    code: ErrorCode = ErrorCode.STALWART_ERROR
 
 
 class ConfigError(StalwartError):
@@ -18,7 +49,7 @@ class ConfigError(StalwartError):
     The message names the file, the key path and what was expected.
     """
 
-    code = "config_error"
+    code = ErrorCode.CONFIG
 
     def __init__(
         self,
@@ -46,32 +77,32 @@ class Ambiguous(StalwartError):
     write is tried again under the same key; any other write goes to a person.
     """
 
-    code = "ambiguous"
+    code = ErrorCode.AMBIGUOUS
 
 
 class AnswerError(StalwartError):
     """An answer that cannot be taken: from another user, to nothing, or not offered."""
 
-    code = "bad_answer"
+    code = ErrorCode.BAD_ANSWER
 
 
 class NoModelError(StalwartError):
     """A turn needs a model and none can be called."""
 
-    code = "no_model"
+    code = ErrorCode.NO_MODEL
 
 
 class ModelConfigError(NoModelError):
     """A `provider:model` selector cannot be loaded: bad form, unknown provider, missing
     extra or missing API key. Raised by `load_model`, before any turn."""
 
-    code = "model_config"
+    code = ErrorCode.MODEL_CONFIG
 
 
 class ModelError(StalwartError):
     """A call to a model failed. `selector` names the model (`provider:model`)."""
 
-    code = "model_error"
+    code = ErrorCode.MODEL_ERROR
 
     def __init__(self, selector: str, message: str) -> None:
         self.selector = selector
@@ -81,7 +112,7 @@ class ModelError(StalwartError):
 class ModelUnavailable(ModelError):
     """Rate-limited, overloaded or unreachable past the retry cap; the engine replies."""
 
-    code = "model_unavailable"
+    code = ErrorCode.MODEL_UNAVAILABLE
 
     def __init__(
         self, selector: str, message: str, *, attempts: int, last_status: int | None
@@ -94,7 +125,7 @@ class ModelUnavailable(ModelError):
 class ModelRequestRejected(ModelError):
     """The provider refused the request (400, 401, 403, 404, ...); retrying cannot help."""
 
-    code = "model_rejected"
+    code = ErrorCode.MODEL_REJECTED
 
     def __init__(self, selector: str, message: str, *, status: int) -> None:
         self.status = status
@@ -104,28 +135,90 @@ class ModelRequestRejected(ModelError):
 class ModelReplyInvalid(ModelError):
     """The provider's answer cannot be read: a malformed body or tool-call arguments."""
 
-    code = "model_reply_invalid"
+    code = ErrorCode.MODEL_REPLY_INVALID
 
 
 class RewindRefused(StalwartError):
     """A rewind was asked for while an undo remains or the run is stuck."""
 
-    code = "rewind_with_pending_compensation"
+    code = ErrorCode.REWIND_WITH_PENDING_COMPENSATION
 
 
 class OperatorTokenError(StalwartError):
     """An operator action with a wrong or missing operator token."""
 
-    code = "operator_token"
+    code = ErrorCode.OPERATOR_TOKEN
 
 
 class QuestionPending(StalwartError):
     """A new turn came while the session's run still waits for a person's answer."""
 
-    code = "question_pending"
+    code = ErrorCode.QUESTION_PENDING
 
 
 class NotYourSession(StalwartError):
     """A user acted on a session another user started."""
 
-    code = "not_your_session"
+    code = ErrorCode.NOT_YOUR_SESSION
+
+
+class ScriptExhausted(ModelError):
+    """A scripted model was called more often than its script says."""
+
+    code = ErrorCode.MODEL_SCRIPT_EXHAUSTED
+
+
+class ProviderFailure(StalwartError):
+    """One failed HTTP exchange with a model provider, as an adapter reports it.
+
+    `status` is None when no response came back (refused, reset, timed out). The model's
+    backoff turns it into `ModelUnavailable` or `ModelRequestRejected`.
+    """
+
+    code = ErrorCode.PROVIDER_FAILURE
+
+    def __init__(
+        self, status: int | None, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        self.status = status
+        self.message = message
+        self.headers: Mapping[str, str] = headers or {}
+        super().__init__(f"HTTP {status}: {message}" if status is not None else message)
+
+
+class RunStateError(StalwartError):
+    """A transition the table does not allow: the record and the code disagree."""
+
+    code = ErrorCode.RUN_STATE
+
+
+class SessionBusy(StalwartError):
+    """Another worker is advancing this session and did not finish in time."""
+
+    code = ErrorCode.SESSION_BUSY
+
+
+class UnkeyableArgument(StalwartError, TypeError):
+    """An argument whose value cannot be rendered stably into an idempotency key."""
+
+    code = ErrorCode.UNKEYABLE_ARGUMENT
+
+
+class ToolDefinitionError(StalwartError, ValueError):
+    """A tool is declared in a way that cannot work (raised when it is declared)."""
+
+    code = ErrorCode.TOOL_DEFINITION
+
+
+class UndoGaveUp(StalwartError):
+    """An undo that failed on every try; `error` is the last failure.
+
+    The message is the `(<error>)` part of "Undoing <tool> failed after <tries> tries".
+    """
+
+    code = ErrorCode.UNDO_GAVE_UP
+
+    def __init__(self, tries: int, error: BaseException, rendered: str) -> None:
+        self.tries = tries
+        self.error = error
+        super().__init__(f"failed after {tries} tries ({rendered})")

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from .. import texts
+from ..errors import RunStateError
 from ..record.ledger import Ledger
 from ..record.schema import CallRow, CallStatus, RunRow, replace_row
 from ..replies import Waiting
 from .calls import finish
 from .context import RunContext
 from .rollback import rewind_run, stopped_reply, writes_to_undo
-from .runs import Event, RunStateError, advance, move, record_declined, send_step
+from .runs import Event, advance, move, record_declined, send_step
 
 # Each answer a person can give, by the kind of question it answers.
 ANSWER_EVENTS: Mapping[tuple[str, str], Event] = {

@@ -15,9 +15,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-
-class UnkeyableArgument(TypeError):
-    """An argument whose value cannot be rendered stably."""
+from ..errors import UnkeyableArgument
 
 
 def canonical_json(value: Any) -> str:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from stalwart.clock import Clock, SystemClock
-from stalwart.errors import Ambiguous
+from stalwart.errors import Ambiguous, UndoGaveUp
 
 CALL_RETRIES = 2
 UNDO_RETRIES = 3
@@ -177,15 +177,6 @@ class UndoBackoff:
         return (self.wait(n) for n in range(1, self.tries))
 
 
-class UndoGaveUp(Exception):
-    """An undo that failed on every try; `error` is the last failure."""
-
-    def __init__(self, tries: int, error: BaseException) -> None:
-        self.tries = tries
-        self.error = error
-        super().__init__(f"failed after {tries} tries ({render_error(error)})")
-
-
 def send_undo(
     send: Callable[[int], T],
     backoff: UndoBackoff | None = None,
@@ -204,7 +195,7 @@ def send_undo(
             return send(try_number)
         except Exception as error:
             if schedule.gives_up_after(try_number):
-                raise UndoGaveUp(try_number, error) from error
+                raise UndoGaveUp(try_number, error, render_error(error)) from error
             waiter.sleep(schedule.wait(try_number))
             try_number += 1
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import texts
+from ..errors import UndoGaveUp
 from ..policy.check import UndoPlan
 from ..record.ledger import Ledger
 from ..record.memory import rewind
@@ -20,7 +21,7 @@ from .calls import as_current, finish, typed_args, undo_id, undo_row, undo_tool_
 from .context import RunContext
 from .current import sending
 from .keys import undo_key
-from .retry import UndoGaveUp, render_error, send_undo
+from .retry import render_error, send_undo
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from .. import texts
-from ..errors import StalwartError
+from ..errors import RunStateError
 from ..policy.check import Verdict
 from ..record.ledger import Ledger
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
@@ -110,12 +110,6 @@ INTERRUPTED = frozenset({State.RUNNING, State.ROLLING_BACK})
 
 # States in which a run has a question waiting for a person.
 ASKING = frozenset({State.WAITING, State.STUCK})
-
-
-class RunStateError(StalwartError):
-    """A transition the table does not allow: the record and the code disagree."""
-
-    code = "run_state"
 
 
 def transition(state: str, event: Event) -> State:

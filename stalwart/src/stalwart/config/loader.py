@@ -57,10 +57,10 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stalwart.errors import ConfigError
+from stalwart.errors import ConfigError, ToolDefinitionError
 from stalwart.models.pricing import Price, PriceTable
 from stalwart.policy.rulebook import Rulebook, load_rulebook
-from stalwart.tools import ToolDefinitionError, ToolSpec, UndoSpec, parse_undo, tools_in_module
+from stalwart.tools import ToolSpec, UndoSpec, parse_undo, tools_in_module
 
 Loc = tuple[str | int, ...]
 _M = TypeVar("_M", bound=BaseModel)

@@ -7,7 +7,8 @@
 See docs/models.md.
 """
 
-from .backoff import BackoffPolicy, ProviderFailure
+from ..errors import ProviderFailure, ScriptExhausted
+from .backoff import BackoffPolicy
 from .base import (
     MESSAGES,
     AssistantMessage,
@@ -25,7 +26,7 @@ from .base import (
 )
 from .pricing import DEFAULT_PRICES, Price, PriceTable, register_price
 from .registry import PROVIDERS, load_model, parse_selector
-from .scripted import ScriptedAdapter, ScriptExhausted
+from .scripted import ScriptedAdapter
 
 __all__ = [
     "DEFAULT_PRICES",

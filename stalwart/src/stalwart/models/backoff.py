@@ -13,26 +13,13 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..clock import Clock
-from ..errors import ModelRequestRejected, ModelUnavailable
+from ..errors import ModelRequestRejected, ModelUnavailable, ProviderFailure
 
 T = TypeVar("T")
 
 # 408 timeout, 409 conflict (lock contention), 429 rate limit, 5xx server trouble,
 # 529 Anthropic's "overloaded". The same set the official clients retry by default.
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-
-
-class ProviderFailure(Exception):
-    """One failed HTTP exchange, as an adapter reports it.
-
-    `status` is None when no response came back (refused, reset, timed out).
-    """
-
-    def __init__(self, status: int | None, message: str, headers: Mapping[str, str] | None = None):
-        self.status = status
-        self.message = message
-        self.headers: Mapping[str, str] = headers or {}
-        super().__init__(f"HTTP {status}: {message}" if status is not None else message)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
-from ..errors import ModelReplyInvalid
-from .backoff import ProviderFailure
+from ..errors import ModelReplyInvalid, ProviderFailure
 
 _Answer = TypeVar("_Answer")
 

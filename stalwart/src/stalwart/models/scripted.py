@@ -13,17 +13,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
-from ..errors import ModelError
-from .backoff import ProviderFailure
+from ..errors import ProviderFailure, ScriptExhausted
 from .base import AssistantMessage, Completion, Request, Usage
 
 ScriptStep = AssistantMessage | Completion | ProviderFailure
-
-
-class ScriptExhausted(ModelError):
-    """The model was called more often than its script says."""
-
-    code = "model_script_exhausted"
 
 
 class ScriptedAdapter:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import Changes, SessionBusy, SessionRecord, Store
+from ..errors import SessionBusy
+from .base import Changes, SessionRecord, Store
 from .schema import CallRow, MessageRow, RunRow, SessionRow
 
 

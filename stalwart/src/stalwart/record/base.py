@@ -39,14 +39,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..errors import StalwartError
 from .schema import CallRow, MessageRow, RunRow, SessionRow
-
-
-class SessionBusy(StalwartError):
-    """Another worker is advancing this session and did not finish in time."""
-
-    code = "session_busy"
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,8 @@ except ImportError as missing:  # psycopg comes with the extra, not with stalwar
         "a postgresql:// record needs psycopg 3: pip install 'stalwart[postgres]'"
     ) from missing
 
-from .base import Changes, SessionBusy, SessionRecord
+from ..errors import SessionBusy
+from .base import Changes, SessionRecord
 from .schema import (
     ADDED_COLUMNS,
     TABLE_OF,

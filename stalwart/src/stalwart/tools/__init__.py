@@ -6,10 +6,10 @@ agent's catalogue (imported on its own: it reads the config, which reads the too
 
 from __future__ import annotations
 
+from ..errors import ToolDefinitionError
 from .spec import (
     IDEMPOTENCY_KEY_PARAM,
     Param,
-    ToolDefinitionError,
     ToolSpec,
     UndoSpec,
     parse_undo,

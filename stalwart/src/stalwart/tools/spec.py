@@ -18,16 +18,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, overload
 
+from ..errors import ToolDefinitionError
+
 # A parameter with this name is filled by the runtime with the call's idempotency key;
 # it is never bound from a turn and never shown to a model.
 IDEMPOTENCY_KEY_PARAM = "idempotency_key"
 
 _MARK = "__stalwart_tool__"
 _BINDING = re.compile(r"^\$(args|result)\.([A-Za-z_][A-Za-z0-9_]*)$")
-
-
-class ToolDefinitionError(ValueError):
-    """A tool is declared in a way that cannot work (raised when it is declared)."""
 
 
 @dataclass(frozen=True)
