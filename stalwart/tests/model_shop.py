@@ -12,11 +12,12 @@ import json
 import sys
 import types
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from model_wire import Reply
 
 from stalwart import Agent
@@ -121,6 +122,7 @@ def write_shop(
     on_unread: str = "model",
     rulebook: str = "",
     prices: str = "",
+    agent_keys: str = "",
 ) -> Shop:
     """Write the shop; its tools module has a name no other test uses."""
     module = f"shop_{uuid.uuid4().hex[:12]}"
@@ -132,6 +134,7 @@ def write_shop(
         f'    model: "{model}"\n'
         f"    tools: [{', '.join(SHOP_TOOL_NAMES)}]\n"
         f"    on_unread: {on_unread}\n"
+        f"{agent_keys}"
         "tools:\n"
         f"  - python: {module}\n"
         "rulebook: ./policy.co\n"
@@ -168,7 +171,7 @@ def anthropic_answer(
         "stop_sequence": None,
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
     }
-    return _json_reply(body)
+    return json_reply(body)
 
 
 def openai_answer(
@@ -200,8 +203,81 @@ def openai_answer(
             "total_tokens": sum(usage),
         },
     }
-    return _json_reply(body)
+    return json_reply(body)
 
 
-def _json_reply(body: dict[str, Any]) -> Reply:
+def json_reply(body: dict[str, Any]) -> Reply:
     return Reply(200, json.dumps(body).encode("utf-8"), {"content-type": "application/json"})
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    selector: str
+    env: str  # the prefix of its key and base URL variables
+    url_suffix: str
+    answer: Callable[..., Reply]
+    rate_limited: str  # a recorded 429 with retry-after
+    retry_after: float
+    overloaded: str  # a recorded overload or server error, retried
+
+    def tool_results(self, body: dict) -> list[tuple[str, str]]:
+        """(call id, content) of every tool result a request carries, in order."""
+        found: list[tuple[str, str]] = []
+        for message in body["messages"]:
+            if self.name == "openai":
+                if message["role"] == "tool":
+                    found.append((message["tool_call_id"], message["content"]))
+            elif isinstance(message["content"], list):
+                found += [
+                    (block["tool_use_id"], block["content"])
+                    for block in message["content"]
+                    if block["type"] == "tool_result"
+                ]
+        return found
+
+    def plain_conversation(self, *said: tuple[str, str]) -> list[dict]:
+        """The messages a request carries for a conversation of plain text only."""
+        if self.name == "openai":
+            return [{"role": role, "content": text} for role, text in said]
+        return [{"role": role, "content": [{"type": "text", "text": text}]} for role, text in said]
+
+
+PROVIDERS = [
+    Provider(
+        "anthropic",
+        "anthropic:claude-sonnet-5-5",
+        "ANTHROPIC",
+        "",
+        anthropic_answer,
+        "anthropic/rate_limited",
+        7.0,
+        "anthropic/overloaded",
+    ),
+    Provider(
+        "openai",
+        "openai:gpt-4.1",
+        "OPENAI",
+        "/v1",
+        openai_answer,
+        "openai/rate_limited",
+        4.0,
+        "openai/server_error",
+    ),
+]
+
+
+def wire_shop(
+    folder: Path,
+    provider: Provider,
+    url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    agent_keys: str = "",
+) -> Shop:
+    """The shop on a provider's stand-in at `url`: key and base URL from the environment,
+    priced at $3 / $15 per million input / output tokens."""
+    monkeypatch.setenv(f"{provider.env}_API_KEY", "sk-test")
+    monkeypatch.setenv(f"{provider.env}_BASE_URL", url + provider.url_suffix)
+    prices = f'prices:\n  "{provider.selector}": {{input_per_mtok: 3, output_per_mtok: 15}}\n'
+    return write_shop(folder, model=provider.selector, prices=prices, agent_keys=agent_keys)

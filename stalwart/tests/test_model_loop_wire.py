@@ -9,83 +9,26 @@ the next turn's request carries the rewind's summary instead of the failed run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from model_shop import (
     ASK_TURN,
+    PROVIDERS,
     SETTLE_TURN,
     SUMMARY,
+    Provider,
     Shop,
-    anthropic_answer,
-    openai_answer,
+    wire_shop,
     write_shop,
 )
-from model_wire import Reply, WireServer, clean_provider_env, load_reply, wire  # noqa: F401
+from model_wire import WireServer, clean_provider_env, load_reply, wire  # noqa: F401
 
 from stalwart import Agent, FakeClock
 
 pytestmark = pytest.mark.usefixtures("clean_provider_env")
-
-
-@dataclass(frozen=True)
-class Provider:
-    name: str
-    selector: str
-    env: str  # the prefix of its key and base URL variables
-    url_suffix: str
-    answer: Callable[..., Reply]
-    rate_limited: str  # a recorded 429 with retry-after
-    retry_after: float
-    overloaded: str  # a recorded overload or server error, retried
-
-    def tool_results(self, body: dict) -> list[tuple[str, str]]:
-        """(call id, content) of every tool result a request carries, in order."""
-        found: list[tuple[str, str]] = []
-        for message in body["messages"]:
-            if self.name == "openai":
-                if message["role"] == "tool":
-                    found.append((message["tool_call_id"], message["content"]))
-            elif isinstance(message["content"], list):
-                found += [
-                    (block["tool_use_id"], block["content"])
-                    for block in message["content"]
-                    if block["type"] == "tool_result"
-                ]
-        return found
-
-    def plain_conversation(self, *said: tuple[str, str]) -> list[dict]:
-        """The messages a request carries for a conversation of plain text only."""
-        if self.name == "openai":
-            return [{"role": role, "content": text} for role, text in said]
-        return [{"role": role, "content": [{"type": "text", "text": text}]} for role, text in said]
-
-
-PROVIDERS = [
-    Provider(
-        "anthropic",
-        "anthropic:claude-sonnet-5-5",
-        "ANTHROPIC",
-        "",
-        anthropic_answer,
-        "anthropic/rate_limited",
-        7.0,
-        "anthropic/overloaded",
-    ),
-    Provider(
-        "openai",
-        "openai:gpt-4.1",
-        "OPENAI",
-        "/v1",
-        openai_answer,
-        "openai/rate_limited",
-        4.0,
-        "openai/server_error",
-    ),
-]
 
 
 @pytest.fixture(params=PROVIDERS, ids=lambda p: p.name)
@@ -105,10 +48,7 @@ def shop(
     wire: WireServer,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Shop]:
-    monkeypatch.setenv(f"{provider.env}_API_KEY", "sk-test")
-    monkeypatch.setenv(f"{provider.env}_BASE_URL", wire.url + provider.url_suffix)
-    prices = f'prices:\n  "{provider.selector}": {{input_per_mtok: 3, output_per_mtok: 15}}\n'
-    opened = write_shop(tmp_path, model=provider.selector, prices=prices)
+    opened = wire_shop(tmp_path, provider, wire.url, monkeypatch)
     yield opened
     opened.close()
 

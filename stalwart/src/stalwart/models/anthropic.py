@@ -22,7 +22,7 @@ from .base import (
     Usage,
     UserMessage,
 )
-from .official import OfficialClientAdapter
+from .official import OfficialClientAdapter, shown
 
 # The Messages API requires max_tokens on every request.
 DEFAULT_MAX_TOKENS = 4096
@@ -43,7 +43,7 @@ class AnthropicAdapter(OfficialClientAdapter):
         if request.tools:
             params["tools"] = wire_tools(request.tools)
         message = self._ask(lambda: self._client.messages.create(**params))
-        return read_message(self._selector, message)
+        return self._read(read_message, message)
 
     def _status_detail(self, error: Any) -> str:
         return str(error.api_message or error.message)
@@ -98,29 +98,54 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
 
 
 def read_message(selector: str, message: object) -> Completion:
-    """A Messages API answer as a Completion; text blocks joined, tool_use blocks in order."""
+    """A Messages API answer as a Completion; text blocks joined, tool_use blocks in order.
+
+    The client does not validate a 200 body (it builds the message without checking), so
+    a body that is not a message -- `{}`, a gateway's error body sent with status 200 --
+    is caught here, field by field, as `ModelReplyInvalid`: never a TypeError later.
+    """
     if not isinstance(message, anthropic.types.Message):
         raise ModelReplyInvalid(selector, f"expected a message, got {type(message).__name__}")
+    content = getattr(message, "content", None)
+    usage = getattr(message, "usage", None)
+    if getattr(message, "type", None) != "message" or not isinstance(content, list):
+        raise ModelReplyInvalid(selector, f"the answer is not a message: {shown(message)}")
     texts: list[str] = []
     calls: list[ToolCall] = []
-    for block in message.content:
-        if block.type == "text":
+    for block in content:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            if not isinstance(getattr(block, "text", None), str):
+                raise ModelReplyInvalid(selector, f"a text block without text: {shown(block)}")
             texts.append(block.text)
-        elif block.type == "tool_use":
-            if not isinstance(block.input, dict):
-                raise ModelReplyInvalid(
-                    selector,
-                    f"tool call {block.id} ({block.name}): arguments are not a JSON object: "
-                    f"{block.input!r}",
-                )
-            calls.append(ToolCall(id=block.id, name=block.name, arguments=block.input))
+        elif kind == "tool_use":
+            calls.append(_tool_call(selector, block))
+        elif not isinstance(kind, str):
+            raise ModelReplyInvalid(selector, f"a content block without a type: {shown(block)}")
         # Other blocks (thinking, server tools) carry nothing a run acts on.
-    usage = Usage(
-        input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens
-    )
     return Completion(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
-        usage=usage,
-        stop_reason=message.stop_reason,
+        usage=_usage(selector, usage),
+        stop_reason=getattr(message, "stop_reason", None),
     )
+
+
+def _tool_call(selector: str, block: Any) -> ToolCall:
+    call_id, name = getattr(block, "id", None), getattr(block, "name", None)
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise ModelReplyInvalid(selector, f"a tool_use block without id or name: {shown(block)}")
+    if not isinstance(getattr(block, "input", None), dict):
+        raise ModelReplyInvalid(
+            selector,
+            f"tool call {call_id} ({name}): arguments are not a JSON object: "
+            f"{getattr(block, 'input', None)!r}",
+        )
+    return ToolCall(id=call_id, name=name, arguments=block.input)
+
+
+def _usage(selector: str, usage: Any) -> Usage:
+    tokens = (getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None))
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in tokens):
+        raise ModelReplyInvalid(selector, f"the answer's usage cannot be read: {shown(usage)}")
+    return Usage(input_tokens=tokens[0], output_tokens=tokens[1])

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from ..errors import ModelReplyInvalid, ProviderFailure
+from .base import Completion
 
 _Answer = TypeVar("_Answer")
 
@@ -53,8 +54,27 @@ class OfficialClientAdapter:
         except sdk.APIConnectionError as error:
             raise ProviderFailure(None, f"no response: {error}") from error
 
+    def _read(self, read: Callable[[str, _Answer], Completion], answer: _Answer) -> Completion:
+        """Read an answer; anything unexpected in it is an unreadable answer, not a crash
+        that leaves the ask in flight (the reads check each field, this is the backstop)."""
+        try:
+            return read(self._selector, answer)
+        except ModelReplyInvalid:
+            raise
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise ModelReplyInvalid(
+                self._selector, f"unreadable answer ({type(error).__name__}: {error})"
+            ) from error
+
     def _status_detail(self, error: Any) -> str:
         return str(error.message)
 
     def close(self) -> None:
         self._client.close()
+
+
+def shown(value: object) -> str:
+    """A part of an answer as an error message shows it: what it held, at most 200 chars."""
+    dump = getattr(value, "model_dump", None)
+    text = repr(dump(exclude_unset=True) if callable(dump) else value)
+    return text if len(text) <= 200 else text[:199] + "…"

@@ -24,7 +24,7 @@ from .base import (
     Usage,
     UserMessage,
 )
-from .official import OfficialClientAdapter
+from .official import OfficialClientAdapter, shown
 
 
 class OpenAIAdapter(OfficialClientAdapter):
@@ -41,7 +41,7 @@ class OpenAIAdapter(OfficialClientAdapter):
         if request.max_tokens is not None:
             params["max_completion_tokens"] = request.max_tokens
         completion = self._ask(lambda: self._client.chat.completions.create(**params))
-        return read_completion(self._selector, completion)
+        return self._read(read_completion, completion)
 
 
 def wire_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
@@ -84,34 +84,59 @@ def wire_messages(messages: Sequence[Message], system: str | None) -> list[dict[
 
 
 def read_completion(selector: str, completion: object) -> Completion:
-    """The first choice as a Completion; tool calls in order, their arguments parsed."""
-    if not isinstance(completion, openai.types.chat.ChatCompletion) or not completion.choices:
-        raise ModelReplyInvalid(
-            selector, f"expected a chat completion with a choice: {completion!r}"
-        )
-    choice = completion.choices[0]
-    calls = tuple(_tool_call(selector, call) for call in choice.message.tool_calls or ())
-    usage = (
-        Usage(
-            input_tokens=completion.usage.prompt_tokens,
-            output_tokens=completion.usage.completion_tokens,
-        )
-        if completion.usage is not None
-        else Usage()
-    )
+    """The first choice as a Completion; tool calls in order, their arguments parsed.
+
+    The client does not validate a 200 body, so one that is not a completion --
+    `{"choices":[{"message":{}}]}`, a gateway's error body -- is caught here as
+    `ModelReplyInvalid`. Every Chat Completions choice says why it finished; one that
+    does not is not an answer, even when it carries no words.
+    """
+    if not isinstance(completion, openai.types.chat.ChatCompletion):
+        raise ModelReplyInvalid(selector, f"expected a chat completion: {shown(completion)}")
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise ModelReplyInvalid(selector, f"a completion with no choice: {shown(completion)}")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    finish = getattr(choice, "finish_reason", None)
+    if message is None or not isinstance(finish, str):
+        raise ModelReplyInvalid(selector, f"a choice that is not an answer: {shown(choice)}")
+    content = getattr(message, "content", None)
+    refusal = getattr(message, "refusal", None)
+    tool_calls = getattr(message, "tool_calls", None)
+    if (
+        getattr(message, "role", None) != "assistant"
+        or not isinstance(content, str | None)
+        or not isinstance(refusal, str | None)
+        or not isinstance(tool_calls, list | None)
+    ):
+        raise ModelReplyInvalid(selector, f"a message that cannot be read: {shown(message)}")
+    calls = tuple(_tool_call(selector, call) for call in tool_calls or ())
     return Completion(
         # A refusal is the model's answer to the person, in place of content.
-        text=choice.message.content or choice.message.refusal or None,
+        text=content or refusal or None,
         tool_calls=calls,
-        usage=usage,
-        stop_reason=choice.finish_reason,
+        usage=_usage(selector, getattr(completion, "usage", None)),
+        stop_reason=finish,
     )
+
+
+def _usage(selector: str, usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    tokens = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in tokens):
+        raise ModelReplyInvalid(selector, f"the answer's usage cannot be read: {shown(usage)}")
+    return Usage(input_tokens=tokens[0], output_tokens=tokens[1])
 
 
 def _tool_call(selector: str, call: Any) -> ToolCall:
-    if call.type != "function":
-        raise ModelReplyInvalid(selector, f"tool call {call.id}: unsupported type {call.type!r}")
-    name, text = call.function.name, call.function.arguments
+    if getattr(call, "type", None) != "function":
+        raise ModelReplyInvalid(selector, f"unsupported tool call: {shown(call)}")
+    function = getattr(call, "function", None)
+    name, text = getattr(function, "name", None), getattr(function, "arguments", None)
+    if not isinstance(call.id, str) or not isinstance(name, str) or not isinstance(text, str):
+        raise ModelReplyInvalid(selector, f"a tool call that cannot be read: {shown(call)}")
     try:
         arguments = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
