@@ -1,26 +1,6 @@
-"""What counts as an effect in doubt, and the two retry schedules.
+"""The two retry schedules, and how a failed call's error is rendered.
 
-An effect is in doubt when a call failed in a way that leaves open whether it took
-effect: it may have arrived and done its work before the answer was lost. These are in
-doubt (`IN_DOUBT_BUILTINS`, plus the libraries' errors below):
-
-- `TimeoutError` (and so `socket.timeout`, `asyncio.TimeoutError`), `ConnectionResetError`,
-  `ConnectionAbortedError`, `BrokenPipeError`;
-- httpx's `TimeoutException` (every timeout) and `RemoteProtocolError` (and the same two
-  of httpx2, its successor, which the official anthropic and openai clients use), and
-  requests' `Timeout`: looked up in `sys.modules` only, never imported, since an instance
-  of a library's error can exist only once that library has been imported;
-- `stalwart.errors.Ambiguous`, which a tool raises to say it does not know.
-
-`ConnectionRefusedError` says the call never arrived, and is not in doubt; nor is any
-other exception.
-
-The chain: a tool often wraps a low-level error (`raise RefundError(...) from
-TimeoutError()`). `in_doubt` walks the error and then its explicit `__cause__` chain,
-outermost first, and the first error that decides wins: an in-doubt class says yes,
-`ConnectionRefusedError` says no, anything else passes to its cause. The implicit
-`__context__` (an error raised while handling another) is not followed: a tool that
-caught a timeout and then raised a plain error of its own has said what happened.
+What counts as an effect in doubt is `doubt.py`'s to say.
 
 The schedules:
 
@@ -41,63 +21,20 @@ characters is cut to that length, its last character an ellipsis (`…`).
 from __future__ import annotations
 
 import enum
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 from stalwart.clock import Clock, SystemClock
-from stalwart.errors import Ambiguous, UndoGaveUp
+from stalwart.errors import UndoGaveUp
+
+from .doubt import in_doubt
 
 CALL_RETRIES = 2
 UNDO_RETRIES = 3
 ERROR_TEXT_LIMIT = 200
 
-IN_DOUBT_BUILTINS: tuple[type[BaseException], ...] = (
-    TimeoutError,
-    ConnectionResetError,
-    ConnectionAbortedError,
-    BrokenPipeError,
-    Ambiguous,
-)
-NEVER_ARRIVED: tuple[type[BaseException], ...] = (ConnectionRefusedError,)
-
-# (module, attribute) of the libraries' in-doubt errors, found only if already imported.
-IN_DOUBT_LIBRARY_ERRORS: tuple[tuple[str, str], ...] = (
-    ("httpx", "TimeoutException"),
-    ("httpx", "RemoteProtocolError"),
-    ("httpx2", "TimeoutException"),
-    ("httpx2", "RemoteProtocolError"),
-    ("requests", "Timeout"),
-)
-
 T = TypeVar("T")
-
-
-def in_doubt_classes() -> tuple[type[BaseException], ...]:
-    """Every error class that leaves an effect in doubt, among the libraries imported now."""
-    found: list[type[BaseException]] = list(IN_DOUBT_BUILTINS)
-    for module_name, attribute in IN_DOUBT_LIBRARY_ERRORS:
-        module = sys.modules.get(module_name)
-        error_class = getattr(module, attribute, None) if module is not None else None
-        if isinstance(error_class, type) and issubclass(error_class, BaseException):
-            found.append(error_class)
-    return tuple(found)
-
-
-def in_doubt(error: BaseException) -> bool:
-    """Whether this failure leaves open if the call took effect (see the module's rules)."""
-    doubtful = in_doubt_classes()
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, NEVER_ARRIVED):
-            return False
-        if isinstance(current, doubtful):
-            return True
-        current = current.__cause__
-    return False
 
 
 class AfterFailure(enum.Enum):

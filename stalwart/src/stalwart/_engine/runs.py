@@ -34,8 +34,9 @@ from . import model_loop
 from .calls import as_current, finish, step_row, step_sources, typed_args, undo_tool_of
 from .context import RunContext
 from .current import sending
+from .doubt import in_doubt
 from .keys import idempotency_key
-from .retry import AfterFailure, after_call_failure, in_doubt, render_error
+from .retry import AfterFailure, after_call_failure, render_error
 from .rollback import rewind_run, stopped_reply, undo_writes
 
 
