@@ -6,9 +6,26 @@ STAMP := $(VENV)/.installed
 # The dev environment's versions, pinned so ruff's and mypy's verdicts do not drift.
 CONSTRAINTS := constraints-dev.txt
 
-.PHONY: setup demo test test-stalwart test-radian bench lint lint-stalwart lint-radian docs clean
+.PHONY: setup npm-tools demo test test-stalwart test-radian bench lint lint-stalwart lint-radian docs clean
+
+# The real agent CLIs the tests run (Claude Code, Codex, ...), pinned by npm-tools/package-lock.json
+# and installed once into a cache; the stamp is a copy of the lock, so an unchanged lock skips npm.
+# Without node on PATH the target is left out and the tests that need a CLI skip, saying why.
+NPM_TOOLS_DIR := .cache/npm-tools
+NPM_TOOLS_STAMP := $(NPM_TOOLS_DIR)/installed.lock
+NODE := $(shell command -v node 2>/dev/null)
+NPM_TOOLS_DEP := $(if $(NODE),npm-tools,)
 
 setup: $(STAMP)
+
+npm-tools: $(NPM_TOOLS_STAMP)
+
+$(NPM_TOOLS_STAMP): npm-tools/package.json npm-tools/package-lock.json
+	@if cmp -s npm-tools/package-lock.json $(NPM_TOOLS_STAMP); then touch $(NPM_TOOLS_STAMP); else \
+		rm -f $(NPM_TOOLS_STAMP) && mkdir -p $(NPM_TOOLS_DIR) && \
+		cp npm-tools/package.json npm-tools/package-lock.json $(NPM_TOOLS_DIR)/ && \
+		(cd $(NPM_TOOLS_DIR) && npm ci --no-audit --no-fund --loglevel=error) && \
+		cp npm-tools/package-lock.json $(NPM_TOOLS_STAMP); fi
 
 $(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -25,10 +42,10 @@ demo: setup
 
 test: test-stalwart test-radian
 
-test-stalwart: setup
+test-stalwart: setup $(NPM_TOOLS_DEP)
 	$(PY) -m pytest stalwart/tests
 
-test-radian: setup
+test-radian: setup $(NPM_TOOLS_DEP)
 	$(PY) -m pytest radian/tests
 
 bench: setup
