@@ -56,6 +56,9 @@ lint: lint-stalwart lint-radian
 lint-stalwart: setup
 	$(VENV)/bin/ruff check stalwart
 	$(VENV)/bin/ruff format --check stalwart
+	cd stalwart && ../$(VENV)/bin/mypy src tests benchmarks
+	# the example's run.py would clash with benchmarks/run.py as module "run": checked alone
+	cd stalwart/examples/shop && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py shop
 
 lint-radian: setup
 	$(VENV)/bin/ruff check radian

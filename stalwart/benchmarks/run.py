@@ -198,7 +198,7 @@ def _measure(
 
 def _shop_calls() -> list[str]:
     """The shop's list of the tools it ran, in order (its agent.yaml put it on sys.path)."""
-    from shop.tools import CALLS  # type: ignore[import-not-found]  # on sys.path from here
+    from shop.tools import CALLS  # on sys.path from here
 
     calls: list[str] = CALLS
     return calls

@@ -131,14 +131,16 @@ class Project:
         return opened
 
     @property
-    def calls(self) -> list[tuple[str, dict]]:
+    def calls(self) -> list[tuple[str, dict[str, Any]]]:
         assert self.module is not None
-        return self.module.CALLS
+        calls: list[tuple[str, dict[str, Any]]] = self.module.CALLS
+        return calls
 
     @property
     def fail(self) -> set[str]:
         assert self.module is not None
-        return self.module.FAIL
+        fail: set[str] = self.module.FAIL
+        return fail
 
 
 def write_project(

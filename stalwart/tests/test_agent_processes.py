@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import write_project
 
@@ -31,7 +32,7 @@ print(json.dumps({
 """
 
 
-def _step(yaml: Path, *args: str) -> dict:
+def _step(yaml: Path, *args: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", STEP, str(yaml), *args],
         capture_output=True,
@@ -40,7 +41,8 @@ def _step(yaml: Path, *args: str) -> dict:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    stepped: dict[str, Any] = json.loads(done.stdout)
+    return stepped
 
 
 def test_a_confirmation_waiting_in_one_process_is_answered_in_another(tmp_path: Path) -> None:

@@ -4,27 +4,30 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
+from typing import Any
 
 from stalwart import tool
 from stalwart.policy.check import Check, UndoPlan
 from stalwart.policy.rulebook import PastCall, parse_rulebook
 from stalwart.record.schema import CallRow
-from stalwart.tools import UndoSpec, spec_of
+from stalwart.tools import ToolSpec, UndoSpec, spec_of
 
 
 @tool(writes=True, undo="cancel_flight")
-def book_flight(passenger: str, flight: str) -> dict:
+def book_flight(passenger: str, flight: str) -> dict[str, str]:
     """Book a seat on a flight."""
     return {"booking": "B1", "seat": "12A"}
 
 
 @tool(writes=True)
-def cancel_flight(booking: str, passenger: str, idempotency_key: str, note: str = "") -> dict:
+def cancel_flight(
+    booking: str, passenger: str, idempotency_key: str, note: str = ""
+) -> dict[str, str]:
     """Cancel a booking."""
     return {}
 
 
-def _tools(undo: UndoSpec | None = None) -> dict:
+def _tools(undo: UndoSpec | None = None) -> dict[str, ToolSpec]:
     book = spec_of(book_flight)
     cancel = spec_of(cancel_flight)
     assert book is not None and cancel is not None
@@ -33,7 +36,7 @@ def _tools(undo: UndoSpec | None = None) -> dict:
     return {"book_flight": book, "cancel_flight": cancel}
 
 
-def _write(**changes: object) -> CallRow:
+def _write(**changes: Any) -> CallRow:
     row = CallRow(
         call_id="s#1:1",
         run_id="s#1",

@@ -287,9 +287,9 @@ def test_result_fields_and_bindings_are_public_for_the_check(lints: Lints) -> No
     lints(BOOKING, one_agent("book", "cancel"))
     module = next(m for name, m in sys.modules.items() if name.startswith("lint_tools_"))
     book, cancel = module.book.__stalwart_tool__, module.cancel.__stalwart_tool__
-    assert result_fields(book) == {"booking", "seat"}
-    assert result_fields(module.book_untyped.__stalwart_tool__) == {"booking", "price"}
-    assert result_fields(module.book_literal.__stalwart_tool__) == {"booking", "price"}
+    assert result_fields(book) == frozenset({"booking", "seat"})
+    assert result_fields(module.book_untyped.__stalwart_tool__) == frozenset({"booking", "price"})
+    assert result_fields(module.book_literal.__stalwart_tool__) == frozenset({"booking", "price"})
     assert result_fields(module.book_opaque.__stalwart_tool__) is None
     assert [(b.argument, b.source) for b in undo_bindings(book, cancel)] == [
         ("booking", "$result.booking"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from model_shop import SETTLE_TURN, Shop, scripted, write_shop
+from model_shop import SETTLE_TURN, Call, Shop, scripted, write_shop
 from model_wire import clean_provider_env  # noqa: F401
 
 from stalwart import Agent, FakeClock
@@ -366,7 +366,9 @@ def test_a_model_unavailable_past_the_cap_with_nothing_written_gets_one_reply(
 def test_usage_per_run_and_session_in_the_record_and_on_the_command_line(
     shop: Shop, clock: FakeClock
 ) -> None:
-    def answer(text: str | None, calls: tuple = (), used: tuple[int, int] = (0, 0)) -> Completion:
+    def answer(
+        text: str | None, calls: tuple[Call, ...] = (), used: tuple[int, int] = (0, 0)
+    ) -> Completion:
         message = scripted(text, calls)
         return Completion(
             message.text,

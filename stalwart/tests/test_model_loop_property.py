@@ -100,7 +100,8 @@ def test_every_write_a_model_chose_is_undone_once_or_listed_and_nothing_else_run
     script: list[ScriptStep] = [
         scripted(calls=[(f"t{order}", tool, {"order": order}) for order, tool in batch])
         for batch in batches
-    ] + [scripted("All done.")]
+    ]
+    script.append(scripted("All done."))
     if model_fails_at is not None and model_fails_at <= len(script):
         script[model_fails_at - 1] = ProviderFailure(400, "the request is wrong")
     adapter.refill(script)

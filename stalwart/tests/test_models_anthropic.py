@@ -12,6 +12,7 @@ from stalwart.clock import FakeClock
 from stalwart.errors import ModelReplyInvalid, ModelRequestRejected, ModelUnavailable
 from stalwart.models import (
     AssistantMessage,
+    Message,
     Model,
     PriceTable,
     ToolCall,
@@ -114,7 +115,7 @@ def test_parallel_tool_calls_come_in_order_and_their_results_go_back_in_one_turn
     model: Model,
 ) -> None:
     wire.enqueue("anthropic/parallel_tool_calls", "anthropic/text")
-    history = [UserMessage(text="orders 4411 and 4412, and charge 4411 40.00")]
+    history: list[Message] = [UserMessage(text="orders 4411 and 4412, and charge 4411 40.00")]
 
     first = model.complete(history, tools=[spec(get_order), spec(charge_card)])
 

@@ -10,10 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stalwart.clock import FakeClock
-from stalwart.errors import ModelRequestRejected, ModelUnavailable
+from stalwart.errors import ModelRequestRejected, ModelUnavailable, ProviderFailure
 from stalwart.models.backoff import (
     BackoffPolicy,
-    ProviderFailure,
     call_with_backoff,
     retry_after_seconds,
 )

@@ -10,6 +10,7 @@ import pytest
 from stalwart.models import (
     MESSAGES,
     AssistantMessage,
+    Message,
     ModelResponse,
     ToolCall,
     ToolDefinition,
@@ -21,7 +22,7 @@ from stalwart.tools import spec_of, tool
 
 
 def test_a_history_goes_to_json_and_back_unchanged() -> None:
-    history = [
+    history: list[Message] = [
         UserMessage(text="charge order 4411 40.00"),
         AssistantMessage(
             text="Charging.",
@@ -48,7 +49,7 @@ def test_messages_are_frozen() -> None:
     message = UserMessage(text="hi")
 
     with pytest.raises(pydantic.ValidationError):
-        message.text = "changed"  # type: ignore[misc]
+        message.text = "changed"
 
 
 def test_a_response_goes_into_the_history_as_the_assistants_message() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_a_configs_prices_mapping_lays_over_a_copy() -> None:
         ({"gpt-4.1": {"input_per_mtok": 1, "output_per_mtok": 1}}, "'provider:model'"),
     ],
 )
-def test_a_bad_price_is_refused_and_changes_nothing(prices: dict, says: str) -> None:
+def test_a_bad_price_is_refused_and_changes_nothing(prices: dict[str, Any], says: str) -> None:
     base = PriceTable()
 
     with pytest.raises(ValueError, match=says):

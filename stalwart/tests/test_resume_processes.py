@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pg_fixtures import BACKENDS
@@ -63,10 +64,11 @@ def _worker(yaml: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def _finish(worker: subprocess.Popen[str]) -> dict:
+def _finish(worker: subprocess.Popen[str]) -> dict[str, Any]:
     out, err = worker.communicate(timeout=WAIT)
     assert worker.returncode == 0, err
-    return json.loads(out)
+    finished: dict[str, Any] = json.loads(out)
+    return finished
 
 
 def _kill_when_started(worker: subprocess.Popen[str], started: Path) -> None:

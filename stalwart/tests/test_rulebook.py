@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,7 +212,7 @@ def test_the_first_rule_that_refuses_speaks() -> None:
 
 def charge_then_undo(history: list[PastCall], rulebook: Rulebook) -> None:
     """One run of the chapter's failed order, as the record would see it, checked call by call."""
-    steps = [
+    steps: list[tuple[str, dict[str, Any]]] = [
         ("charge_card", {"order": 4411, "amount": 40.00}),
         ("update_crm", {"order": 4411}),
         ("send_receipt", {"order": 4411}),
@@ -220,10 +221,11 @@ def charge_then_undo(history: list[PastCall], rulebook: Rulebook) -> None:
     for tool, args in steps:
         assert rulebook.refusal(tool, args, history) is None, tool
         history.append(PastCall(tool, args, ran=tool != "provision_account", undone=False))
-    for undo, args, undoes in [
+    undos: list[tuple[str, dict[str, Any], str]] = [
         ("restore_crm", {"order": 4411, "previous_status": "unpaid"}, "update_crm"),
         ("refund_card", {"order": 4411, "amount": 40.00}, "charge_card"),
-    ]:
+    ]
+    for undo, args, undoes in undos:
         assert rulebook.refusal(undo, args, history) is None, undo
         history.append(PastCall(undo, args, ran=True, undone=False))
         done = next(i for i, p in enumerate(history) if p.tool == undoes and not p.undone)

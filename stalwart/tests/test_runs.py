@@ -227,7 +227,7 @@ def test_each_call_is_recorded_in_flight_before_it_is_sent_and_carries_its_key(
     )
     agent = project.agent(clock=FakeClock())
     assert project.module is not None
-    project.module.RECORD = str(tmp_path / "record.sqlite")
+    vars(project.module)["RECORD"] = str(tmp_path / "record.sqlite")
     approve_all(agent, "book a room for order 5, then break a vase for order 5", "u")
     [(_, book_key, seen_at_book), (_, undo_key_got, seen_at_undo)] = project.module.SEEN
     assert seen_at_book == [("book_room", "in_flight", "book_room: allowed by the rulebook")]

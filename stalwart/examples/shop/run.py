@@ -5,12 +5,12 @@ Run it from this folder: `python run.py` (or `make demo` from the repository's r
 
 from shop.tools import CALLS
 
-from stalwart import Agent
+from stalwart import Agent, Reply
 
 desk = Agent.from_file("agent.yaml")
 
 
-def order(turn, user):
+def order(turn: str, user: str) -> Reply:
     reply = desk.chat(turn, user=user)
     while reply.waiting and reply.waiting[0].kind == "confirm":
         reply = desk.confirm(user, "approve")  # the person approves each write as it comes
