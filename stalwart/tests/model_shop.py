@@ -221,7 +221,7 @@ class Provider:
     retry_after: float
     overloaded: str  # a recorded overload or server error, retried
 
-    def tool_results(self, body: dict) -> list[tuple[str, str]]:
+    def tool_results(self, body: dict[str, Any]) -> list[tuple[str, str]]:
         """(call id, content) of every tool result a request carries, in order."""
         found: list[tuple[str, str]] = []
         for message in body["messages"]:
@@ -236,7 +236,7 @@ class Provider:
                 ]
         return found
 
-    def plain_conversation(self, *said: tuple[str, str]) -> list[dict]:
+    def plain_conversation(self, *said: tuple[str, str]) -> list[dict[str, Any]]:
         """The messages a request carries for a conversation of plain text only."""
         if self.name == "openai":
             return [{"role": role, "content": text} for role, text in said]

@@ -32,7 +32,8 @@ NOTHING_WRITTEN = "Nothing had been written, so nothing needed undoing."
 
 @pytest.fixture(params=PROVIDERS, ids=lambda p: p.name)
 def provider(request: pytest.FixtureRequest) -> Provider:
-    return request.param
+    chosen: Provider = request.param
+    return chosen
 
 
 @pytest.fixture

@@ -33,7 +33,8 @@ pytestmark = pytest.mark.usefixtures("clean_provider_env")
 
 @pytest.fixture(params=PROVIDERS, ids=lambda p: p.name)
 def provider(request: pytest.FixtureRequest) -> Provider:
-    return request.param
+    chosen: Provider = request.param
+    return chosen
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from .base import (
     Usage,
     UserMessage,
 )
-from .official import OfficialClientAdapter, shown
+from .official import OfficialClientAdapter, is_count, shown
 
 # The Messages API requires max_tokens on every request.
 DEFAULT_MAX_TOKENS = 4096
@@ -145,7 +145,7 @@ def _tool_call(selector: str, block: Any) -> ToolCall:
 
 
 def _usage(selector: str, usage: Any) -> Usage:
-    tokens = (getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None))
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in tokens):
+    given, taken = getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None)
+    if not (is_count(given) and is_count(taken)):
         raise ModelReplyInvalid(selector, f"the answer's usage cannot be read: {shown(usage)}")
-    return Usage(input_tokens=tokens[0], output_tokens=tokens[1])
+    return Usage(input_tokens=given, output_tokens=taken)

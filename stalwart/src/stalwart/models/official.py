@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from ..errors import ModelReplyInvalid, ProviderFailure
 from .base import Completion
@@ -78,3 +78,8 @@ def shown(value: object) -> str:
     dump = getattr(value, "model_dump", None)
     text = repr(dump(exclude_unset=True) if callable(dump) else value)
     return text if len(text) <= 200 else text[:199] + "…"
+
+
+def is_count(tokens: object) -> TypeGuard[int]:
+    """Whether a provider's token count is a whole number (a bool is not one)."""
+    return isinstance(tokens, int) and not isinstance(tokens, bool)

@@ -24,7 +24,7 @@ from .base import (
     Usage,
     UserMessage,
 )
-from .official import OfficialClientAdapter, shown
+from .official import OfficialClientAdapter, is_count, shown
 
 
 class OpenAIAdapter(OfficialClientAdapter):
@@ -124,10 +124,10 @@ def read_completion(selector: str, completion: object) -> Completion:
 def _usage(selector: str, usage: Any) -> Usage:
     if usage is None:
         return Usage()
-    tokens = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in tokens):
+    given, taken = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+    if not (is_count(given) and is_count(taken)):
         raise ModelReplyInvalid(selector, f"the answer's usage cannot be read: {shown(usage)}")
-    return Usage(input_tokens=tokens[0], output_tokens=tokens[1])
+    return Usage(input_tokens=given, output_tokens=taken)
 
 
 def _tool_call(selector: str, call: Any) -> ToolCall:
