@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 from stalwart.policy.provenance import SeenResult, all_from_turn, sources_of
+from stalwart.selector import GRAMMAR as ENGLISH
 
 TURN = 'please charge order #4411 $40 and note "gift wrap" for Ada'
 GET_ORDER = SeenResult(step=1, tool="get_order", result={"order": "4411", "amount": "40.00"})
@@ -10,18 +14,20 @@ GET_CUSTOMER = SeenResult(step=2, tool="get_customer", result={"name": "Ada", "c
 
 
 def test_numbers_in_the_turn_match_by_value_whatever_their_type() -> None:
-    sources = sources_of({"order": 4411, "amount": "40.00", "again": 40.0}, TURN, [])
+    sources = sources_of({"order": 4411, "amount": "40.00", "again": 40.0}, TURN, [], ENGLISH)
     assert sources == {"order": "turn", "amount": "turn", "again": "turn"}
 
 
 def test_text_in_the_turn_matches_as_a_whole_span_ignoring_case() -> None:
-    sources = sources_of({"note": "Gift Wrap", "who": "ada", "part": "gif"}, TURN, [])
+    sources = sources_of({"note": "Gift Wrap", "who": "ada", "part": "gif"}, TURN, [], ENGLISH)
     assert sources == {"note": "turn", "who": "turn", "part": "model"}
 
 
 def test_a_value_only_a_step_returned_names_that_step_the_latest_first() -> None:
     seen = [GET_ORDER, GET_CUSTOMER, SeenResult(3, "get_order", {"amount": "12.50"})]
-    sources = sources_of({"card": "c-7", "amount": "12.5", "order": "4411"}, "settle up", seen)
+    sources = sources_of(
+        {"card": "c-7", "amount": "12.5", "order": "4411"}, "settle up", seen, ENGLISH
+    )
     assert sources == {
         "card": "step 2 (get_customer)",
         "amount": "step 3 (get_order)",
@@ -30,9 +36,26 @@ def test_a_value_only_a_step_returned_names_that_step_the_latest_first() -> None
 
 
 def test_the_turn_wins_over_a_step_and_anything_else_is_the_models() -> None:
-    sources = sources_of({"amount": "40", "order": "4412", "flag": True}, TURN, [GET_ORDER])
+    sources = sources_of(
+        {"amount": "40", "order": "4412", "flag": True}, TURN, [GET_ORDER], ENGLISH
+    )
     assert sources == {"amount": "turn", "order": "model", "flag": "model"}
 
 
 def test_a_step_the_selector_read_takes_every_value_from_the_turn() -> None:
     assert all_from_turn({"order": 4411, "amount": 40.0}) == {"order": "turn", "amount": "turn"}
+
+
+def test_the_turn_is_read_in_the_grammar_given_not_in_english() -> None:
+    # A grammar that writes its decimals with a comma, as Portuguese does.
+    comma = dataclasses.replace(
+        ENGLISH, decimal=re.compile(r"[+-]?\d+,\d+"), decimal_point=",", number_marks="R$"
+    )
+    turn = "cobrar pedido 4411 40,00"
+    args = {"order": 4411, "amount": "40.00", "wrong": 4000}
+    assert sources_of(args, turn, [], comma) == {
+        "order": "turn",
+        "amount": "turn",
+        "wrong": "model",
+    }
+    assert sources_of(args, turn, [], ENGLISH)["amount"] == "model"

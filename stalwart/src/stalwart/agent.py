@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import texts
+from . import selector, texts
 from ._engine import answers, resume, rollback, runs
-from ._engine.context import RunContext
-from ._engine.model_loop import DEFAULT_MAX_MODEL_CALLS
+from ._engine.context import DEFAULT_MAX_MODEL_CALLS, RunContext
 from ._engine.retry import UndoBackoff
 from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
@@ -51,6 +50,7 @@ from .record.memory import Message, read_next, rewind
 from .record.schema import MODEL_KIND, RunRow
 from .record.usage import SessionUsage, session_usage
 from .replies import Reply, Waiting
+from .selector import Grammar
 from .tools import ToolSpec
 from .tools.lints import Lint, lint_agent
 
@@ -85,7 +85,9 @@ class Agent:
     script); otherwise, with `on_unread: model`, the agent.yaml's `model:` is loaded now,
     with its `prices:`, waiting out rate limits on the agent's clock. With `on_unread:
     refuse` the model is named but never loaded, so no key is needed.
-    `max_model_calls` caps the asks of the model in one run.
+    `max_model_calls` caps the asks of the model in one run. `grammar` is the language
+    the agent's turns are written in, for where a model's arguments came from (the
+    selector's, English, by default; give it with a `reader=` of another language).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class Agent:
         undo_backoff: UndoBackoff | None = None,
         model: Model | None = None,
         max_model_calls: int = DEFAULT_MAX_MODEL_CALLS,
+        grammar: Grammar | None = None,
     ) -> None:
         if isinstance(max_model_calls, bool) or not isinstance(max_model_calls, int):
             raise ValueError(f"max_model_calls must be a whole number; got {max_model_calls!r}")
@@ -115,6 +118,7 @@ class Agent:
             check=Check(config.tools, config.rulebook),
             confirms=confirms,
             undo_backoff=undo_backoff or UndoBackoff(),
+            grammar=grammar or selector.GRAMMAR,
             model=self.model,
             max_model_calls=max_model_calls,
         )
@@ -389,9 +393,7 @@ class Agent:
             raise AnswerError("A turn must be a non-empty text.")
         reader = self._reader
         if reader is None:
-            from .selector import read_turn
-
-            reader = read_turn
+            reader = selector.read_turn
         return reader(turn, list(self.config.tools.values()))
 
     @contextmanager

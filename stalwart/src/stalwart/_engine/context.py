@@ -7,20 +7,26 @@ from dataclasses import dataclass
 
 from ..models import Model
 from ..policy.check import Check
+from ..selector.grammar import Grammar
 from ..tools import ToolSpec
-from . import model_loop
 from .retry import UndoBackoff
+
+# Asks of the model in one run, the first included. A model that keeps calling tools past
+# this is stopped: the run fails and is undone like any failed run.
+DEFAULT_MAX_MODEL_CALLS = 8
 
 
 @dataclass(frozen=True)
 class RunContext:
     """What a run needs of its agent: its name, its tools, its check, the clock's schedule,
-    and the model a turn the selector cannot read goes to (on_unread: model)."""
+    the grammar its turns are written in, and the model a turn the selector cannot read
+    goes to (on_unread: model)."""
 
     name: str
     tools: Mapping[str, ToolSpec]
     check: Check
     confirms: Callable[[ToolSpec], bool]  # whether a person confirms the tool's calls
     undo_backoff: UndoBackoff
+    grammar: Grammar
     model: Model | None = None
-    max_model_calls: int = model_loop.DEFAULT_MAX_MODEL_CALLS
+    max_model_calls: int = DEFAULT_MAX_MODEL_CALLS

@@ -50,12 +50,9 @@ from ..record.schema import (
     as_recorded,
     replace_row,
 )
+from ..selector.grammar import Grammar
 from ..tools import ToolSpec
 from .retry import render_error
-
-# Asks of the model in one run, the first included. A model that keeps calling tools past
-# this is stopped: the run fails and is undone like any failed run.
-DEFAULT_MAX_MODEL_CALLS = 8
 
 
 @dataclass(frozen=True)
@@ -93,10 +90,12 @@ def ask(
     agent: str,
     run: RunRow,
     max_calls: int,
+    grammar: Grammar,
 ) -> Answer | Failure:
     """Ask the model for the run's next steps, recording the ask before and the answer after.
 
     The caller appends the answer's steps to the run and commits them with the answer.
+    `grammar` is the language of the run's turn, for where each argument came from.
     """
     asked = model_calls(ledger, run)
     pending = asked[-1] if asked and asked[-1].status == CallStatus.IN_FLIGHT else None
@@ -145,7 +144,7 @@ def ask(
                 "clause": None,
                 "model_call": pending.call_id,
                 "tool_call_id": call.id,
-                "sources": sources_of(args, run.turn, seen),
+                "sources": sources_of(args, run.turn, seen, grammar),
             }
         )
     return Answer(text=response.text, steps=steps)

@@ -12,6 +12,9 @@ a value from anywhere, so each argument is traced when the model's answer is rec
 
 The turn wins over a step: a value the person said is theirs, wherever else it shows.
 The rulebook can require an argument's source (`require charge_card.amount from turn`).
+
+The turn is read with the grammar it was written in (the agent's, given by the caller):
+this module knows no language, so a Portuguese "40,00" is forty, not four thousand.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .. import texts
-from ..selector import english
+from ..selector.grammar import Grammar
 from ..selector.tokens import Kind, split_clauses, tokenize
 
 
@@ -41,9 +44,12 @@ def all_from_turn(args: Mapping[str, Any]) -> dict[str, str]:
     return {name: texts.SOURCE_TURN for name in args}
 
 
-def sources_of(args: Mapping[str, Any], turn: str, seen: Sequence[SeenResult]) -> dict[str, str]:
-    """Where each argument's value came from (see the module's rules)."""
-    in_turn = _TurnValues(turn)
+def sources_of(
+    args: Mapping[str, Any], turn: str, seen: Sequence[SeenResult], grammar: Grammar
+) -> dict[str, str]:
+    """Where each argument's value came from (see the module's rules); the turn is read
+    with `grammar`, the language it was written in."""
+    in_turn = _TurnValues(turn, grammar)
     sources: dict[str, str] = {}
     for name, value in args.items():
         if in_turn.has(value):
@@ -62,13 +68,13 @@ def sources_of(args: Mapping[str, Any], turn: str, seen: Sequence[SeenResult]) -
 class _TurnValues:
     """The values a turn says: its numbers, and its text for any other value."""
 
-    def __init__(self, turn: str) -> None:
+    def __init__(self, turn: str, grammar: Grammar) -> None:
         self.turn = turn
         self.numbers: set[Decimal] = set()
-        for clause, offset in split_clauses(turn, english.GRAMMAR):
-            for token in tokenize(clause, offset, english.GRAMMAR):
+        for clause, offset in split_clauses(turn, grammar):
+            for token in tokenize(clause, offset, grammar):
                 if token.kind in (Kind.INTEGER, Kind.DECIMAL):
-                    number = _number(token.text)
+                    number = grammar.number(token.text)
                     if number is not None:
                         self.numbers.add(number)
 

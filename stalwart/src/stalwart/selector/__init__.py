@@ -40,7 +40,10 @@ from . import english, portuguese
 from .core import NOT_ENGLISH, Reading, Step, read
 from .grammar import Grammar
 
-__all__ = ["Grammar", "Reading", "Step", "read_turn"]
+__all__ = ["GRAMMAR", "Grammar", "Reading", "Step", "read_turn"]
+
+# The language `read_turn` reads: the grammar an agent reads its turns with by default.
+GRAMMAR = english.GRAMMAR
 
 _ENGLISH_MARKS = english.STOP_WORDS | {"then"}
 
@@ -49,4 +52,4 @@ def read_turn(turn: str, tools: Sequence[ToolSpec]) -> Reading:
     """Read an English turn into steps over these tools; see the module's docstring."""
     if portuguese.reads_as_portuguese(turn, _ENGLISH_MARKS):
         return Reading(steps=(), unread_clause=turn.strip(), reason=NOT_ENGLISH)
-    return read(turn, tools, english.GRAMMAR)
+    return read(turn, tools, GRAMMAR)

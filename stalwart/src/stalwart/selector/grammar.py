@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 import snowballstemmer
 
@@ -26,9 +27,18 @@ class Grammar:
     integer: re.Pattern[str]
     decimal: re.Pattern[str]
     number_marks: str = ""  # characters allowed before a number and not part of it
+    decimal_point: str = "."  # how `decimal` writes the point ("40,00" in Portuguese)
 
     def stem(self, word: str) -> str:
         return _stem(self.language, word.lower())
+
+    def number(self, text: str) -> Decimal | None:
+        """The value of a number as this language writes it, or None if `text` is none."""
+        if self.integer.fullmatch(text):
+            return Decimal(text)
+        if self.decimal.fullmatch(text):
+            return Decimal(text.replace(self.decimal_point, "."))
+        return None
 
 
 @functools.lru_cache(maxsize=8192)
