@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 # The dev environment's versions, pinned so ruff's and mypy's verdicts do not drift.
 CONSTRAINTS := constraints-dev.txt
 
-.PHONY: setup npm-tools demo test test-stalwart test-radian bench lint lint-stalwart lint-radian docs clean
+.PHONY: setup npm-tools demo test test-stalwart test-radian test-fast test-fast-radian \
+	test-min-radian bench lint lint-stalwart lint-radian docs clean
 
 # The real agent CLIs the tests run (Claude Code, Codex, ...), pinned by npm-tools/package-lock.json
 # and installed once into a cache; the stamp is a copy of the lock, so an unchanged lock skips npm.
@@ -45,8 +46,35 @@ test: test-stalwart test-radian
 test-stalwart: setup $(NPM_TOOLS_DEP)
 	$(PY) -m pytest stalwart/tests
 
+# radian's tests are independent (each in its own tmp_path repository): run them in parallel.
 test-radian: setup $(NPM_TOOLS_DEP)
-	$(PY) -m pytest radian/tests
+	$(PY) -m pytest radian/tests -n auto
+
+# The unit tier alone: no git, no subprocess, no real timers.
+test-fast: test-fast-radian
+
+test-fast-radian: setup
+	$(PY) -m pytest radian/tests -m unit
+
+# radian's suite against the lowest versions radian/pyproject.toml declares, in a venv of its
+# own: the floors are tested, not guessed. The minimums are read from the pyproject.
+VENV_MIN := .venv-min
+test-min-radian:
+	$(PYTHON) -m venv $(VENV_MIN)
+	$(VENV_MIN)/bin/python -m pip install --quiet --upgrade 'pip>=25.1'
+	$(VENV_MIN)/bin/python -m pip install --quiet $$($(PYTHON) -c 'import tomllib; \
+		deps = tomllib.load(open("radian/pyproject.toml", "rb"))["project"]["dependencies"]; \
+		print(" ".join(d.replace(">=", "==") for d in deps))')
+	$(VENV_MIN)/bin/python -m pip install --quiet --no-deps -e radian
+	# The test tools at their pinned versions; the runtime dependencies stay at their floors.
+	# Not mutmut: it needs a newer click itself, so the mutation stage's tests skip here.
+	grep -vE '^(pydantic|pydantic_core|click|filelock|annotated-types|typing_extensions|typing-inspection)==' \
+		$(CONSTRAINTS) > $(VENV_MIN)/constraints-tools.txt
+	$(VENV_MIN)/bin/python -m pip install --quiet -c $(VENV_MIN)/constraints-tools.txt \
+		pytest pytest-timeout pytest-xdist hypothesis
+	$(VENV_MIN)/bin/python -m pip check
+	$(VENV_MIN)/bin/python -m pytest radian/tests -n auto -m "unit or integration or acceptance" \
+		-p no:cacheprovider
 
 bench: setup
 	$(PY) stalwart/benchmarks/run.py
@@ -63,6 +91,7 @@ lint-stalwart: setup
 lint-radian: setup
 	$(VENV)/bin/ruff check radian
 	$(VENV)/bin/ruff format --check radian
+	cd radian && ../$(VENV)/bin/mypy src tests
 
 DOCS_STAMP := $(VENV)/.docs-installed
 
@@ -76,4 +105,4 @@ docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 clean:
-	rm -rf $(VENV) site
+	rm -rf $(VENV) $(VENV_MIN) site

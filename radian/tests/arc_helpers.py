@@ -9,7 +9,7 @@ from radian.arc import commands
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.loop import Loop
-from radian.arc.model import Task
+from radian.arc.records import Task
 from radian.arc.store import ArcStore
 
 

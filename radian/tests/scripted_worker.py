@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def main() -> int:
@@ -35,7 +36,7 @@ def main() -> int:
     return act(step, attempt)
 
 
-def act(step: dict, attempt: str) -> int:
+def act(step: dict[str, Any], attempt: str) -> int:
     action = step.get("do", "result")
     if action == "crash":
         print("about to crash", flush=True)
@@ -62,7 +63,7 @@ def act(step: dict, attempt: str) -> int:
     return 0
 
 
-def result(step: dict, attempt: str) -> dict:
+def result(step: dict[str, Any], attempt: str) -> dict[str, Any]:
     session = step.get("session") or os.environ.get("RADIAN_ARC_SESSION_ID") or f"sess-{attempt}"
     outcome = step.get("outcome", "completed")
     if step.get("format", "radian") == "claude":

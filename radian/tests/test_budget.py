@@ -16,6 +16,8 @@ from radian.arc.config import load_config
 from radian.arc.errors import ArcError
 from radian.arc.store import ArcStore
 
+pytestmark = pytest.mark.integration
+
 Worker = Callable[..., list[str]]
 
 

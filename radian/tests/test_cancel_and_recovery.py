@@ -19,13 +19,16 @@ from conftest import run_env, write_config
 
 from radian.arc import commands
 from radian.arc import git as arc_git
+from radian.arc.claims import claim, recover_orphans
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.errors import ArcError
-from radian.arc.loop import claim, recover_orphans
 from radian.arc.settle import terminated_outcome
+from radian.arc.states import State
 from radian.arc.store import ArcStore
 from radian.arc.worker import run_attempt
+
+pytestmark = pytest.mark.integration
 
 Worker = Callable[..., list[str]]
 RADIAN = str(Path(sys.executable).parent / "radian")
@@ -97,9 +100,13 @@ def test_ctrl_c_stops_workers_and_records_a_terminated_attempt(
         [RADIAN, "arc", "run"], cwd=git_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=run_env(),
     )  # fmt: skip
-    wait_for(lambda: wrapper_running(git_repo, "t"))
-    run.send_signal(signal.SIGINT)
-    out, err = run.communicate(timeout=60)
+    try:
+        wait_for(lambda: wrapper_running(git_repo, "t"))
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+        run.communicate()
     assert run.returncode == 130, err
     assert "interrupted: workers stopped, every task file written" in out
     record = attempt_result(git_repo, "t", "001")
@@ -192,7 +199,7 @@ def test_recovery_applies_a_result_written_before_the_task_was_saved(
     for name in ("t", "u"):
         with store.task_lock(name):
             record = store.load_task(name)
-            record.state = "doing.working"  # as a claim leaves it
+            record.state = State.WORKING  # as a claim leaves it
             record.attempts = ["001"]
             record.last_attempt_id = "001"
             store.save_task(record)
@@ -245,7 +252,7 @@ def test_a_live_owner_keeps_its_attempt(git_repo: Path, clock: FakeClock) -> Non
     store = make_plan(git_repo, clock, ["t"], confirm=False)
     with store.task_lock("t"):
         record = store.load_task("t")
-        record.state = "doing.working"
+        record.state = State.WORKING
         record.attempts = ["001"]
         record.last_attempt_id = "001"
         store.save_task(record)

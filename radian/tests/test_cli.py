@@ -18,6 +18,8 @@ from radian.arc.config import DEFAULT_CONFIG
 from radian.arc.store import ArcStore
 from radian.cli import main
 
+pytestmark = pytest.mark.acceptance
+
 Worker = Callable[..., list[str]]
 RADIAN = str(Path(sys.executable).parent / "radian")
 ISO_UTC = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"

@@ -7,6 +7,8 @@ import pytest
 from radian.arc.config import DEFAULT_CONFIG, load_config, parse_config
 from radian.arc.errors import ConfigError
 
+pytestmark = pytest.mark.unit
+
 
 def test_defaults_without_a_file(tmp_path: Path) -> None:
     config = load_config(tmp_path)

@@ -14,27 +14,31 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from radian.arc import commands
+from radian.arc.claims import next_attempt_id
 from radian.arc.clock import FakeClock
 from radian.arc.config import ArcConfig, LimitsConfig
 from radian.arc.gate.apply import apply_gate
 from radian.arc.gate.findings import Finding
 from radian.arc.gate.pipeline import GateRun
 from radian.arc.gate.verdict import Verdict, next_seq, write_verdict
-from radian.arc.model import next_attempt_id
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
+
+pytestmark = pytest.mark.unit
 
 OUTCOMES = ("pass", "conflict", "review_findings", "command_failed")
 
 
 def verdict(store: ArcStore, attempt_id: str, outcome: str) -> Verdict:
     stage = {"conflict": "commands", "review_findings": "review"}.get(outcome, "commands")
-    fields: dict[str, object] = {}
+    fields: dict[str, Any] = {}
     if outcome == "conflict":
         fields = {"conflicted_paths": ["a.py"], "main_sha": "c" * 40}
     if outcome == "review_findings":

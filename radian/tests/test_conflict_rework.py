@@ -22,6 +22,8 @@ from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.store import ArcStore
 
+pytestmark = pytest.mark.integration
+
 
 def ops(tag: str) -> str:
     """calc/ops.py with a tag on add's line: two different tags conflict."""

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import run_env
+
+pytestmark = pytest.mark.acceptance
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -20,6 +20,8 @@ from radian.arc.config import load_config
 from radian.arc.gate.verdict import last_verdict
 from radian.arc.store import ArcStore
 
+pytestmark = pytest.mark.integration
+
 DOUBLE_FILES = {"src/calc/ops.py": OPS_WITH_DOUBLE}
 TODO_FILES = {"src/calc/ops.py": OPS_WITH_DOUBLE + "\n# TODO handle overflow\n"}
 
@@ -35,6 +37,7 @@ def test_a_task_that_passes_its_gate_is_integrated(world: GitWorld, clock: FakeC
     assert str(done.state) == "done.integrated"
     integrated = last_verdict(ArcStore(world.repo).task_dir("double"))
     assert integrated is not None and integrated.stage == "integration"
+    assert integrated.integrated_sha is not None
     assert (
         f"double integrated -> done.integrated ({integrated.integrated_sha[:12]} on main)" in lines
     )

@@ -6,6 +6,7 @@ import sys
 import threading
 import time
 
+import pytest
 from gate_fixtures.arc_world import add_plan, run_arc, task, worker_args, write_arc_config
 from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld
 
@@ -19,6 +20,8 @@ from radian.arc.gate.pipeline import run_gate
 from radian.arc.gate.verdict import all_verdicts
 from radian.arc.loop import Loop
 from radian.arc.store import ArcStore
+
+pytestmark = pytest.mark.integration
 
 SLEEP = f"{sys.executable} -c 'import time; time.sleep(1.5)'"
 HANG = f"{sys.executable} -c 'import time; time.sleep(60)'"

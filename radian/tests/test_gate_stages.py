@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
+import pytest
 from gate_fixtures.world import CHECK_DOUBLE, OPS_WITH_DOUBLE, GitWorld, run_git
 
 from radian.arc.clock import FakeClock
@@ -12,6 +13,8 @@ from radian.arc.config import parse_config
 from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.stage import GateJob
 from radian.arc.gate.verdict import all_verdicts, last_verdict
+
+pytestmark = pytest.mark.integration
 
 PYTEST = f"{sys.executable} -m pytest -q"
 

@@ -9,6 +9,8 @@ from worker_fixtures import ArcRepo, arc_repo, git
 
 from radian.arc import git as arc_git
 
+pytestmark = pytest.mark.integration
+
 __all__ = ["arc_repo"]
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from radian.arc.worker import ModelError, parse_result
 
+pytestmark = pytest.mark.unit
+
 NOW = datetime(2026, 1, 21, 7, 0, tzinfo=UTC)
 
 
@@ -180,7 +182,7 @@ def test_unknown_zone_gives_no_retry_after() -> None:
     raw = claude(is_error=True, result="You've hit your limit · resets 4pm (Mars/Olympus)")
     result = parse_result(lines(raw), now=NOW)
     assert result is not None
-    assert result.model_error == ModelError("usage_limit", None, raw["result"])
+    assert result.model_error == ModelError("usage_limit", None, str(raw["result"]))
 
 
 def test_stream_json_uses_the_rate_limit_event_reset() -> None:

@@ -20,6 +20,8 @@ from radian.arc.config import load_config
 from radian.arc.loop import Loop
 from radian.arc.store import ArcStore
 
+pytestmark = pytest.mark.integration
+
 Worker = Callable[..., list[str]]
 
 

@@ -31,6 +31,8 @@ from radian.arc.gate.verdict import Verdict, next_seq, write_verdict
 from radian.arc.states import State
 from radian.arc.store import ArcStore
 
+pytestmark = pytest.mark.integration
+
 BROKEN_CHECK = "def test_main_is_broken():\n    assert False\n"
 DOUBLE = {"src/calc/ops.py": OPS_WITH_DOUBLE}
 

@@ -19,6 +19,8 @@ from radian.arc.gate.findings import (
 )
 from radian.arc.gate.verdict import read_verdict, write_verdict
 
+pytestmark = pytest.mark.integration
+
 
 def review_toml(mode: str, *, fix_level: str = "major", timeout: float = 30) -> str:
     args = json.dumps([sys.executable, str(REVIEWER), mode, "{diff_file}"])

@@ -4,6 +4,8 @@ import pytest
 
 from radian.arc.schedule import model_wait_secs, retry_backoff_secs
 
+pytestmark = pytest.mark.unit
+
 
 def test_retry_backoff_is_10_seconds_doubled_and_capped_at_5_minutes() -> None:
     waits = [retry_backoff_secs(n) for n in range(1, 9)]

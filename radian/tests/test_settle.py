@@ -6,6 +6,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from arc_helpers import make_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +16,8 @@ from radian.arc.clock import FakeClock
 from radian.arc.config import ArcConfig, LimitsConfig
 from radian.arc.settle import AttemptOutcome, settle, terminated_outcome
 from radian.arc.states import State, transition
+
+pytestmark = pytest.mark.unit
 
 RETRY_ROWS = [key for key, row in ROWS.items() if row.next_step is Next.RETRY]
 

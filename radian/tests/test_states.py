@@ -6,8 +6,10 @@ from hypothesis import strategies as st
 
 from radian.arc.clock import FakeClock
 from radian.arc.errors import IllegalTransition
-from radian.arc.model import Task
+from radian.arc.records import Task
 from radian.arc.states import ALLOWED, State, is_allowed, transition
+
+pytestmark = pytest.mark.unit
 
 
 def make_task(state: State = State.READY) -> Task:

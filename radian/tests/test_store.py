@@ -15,6 +15,8 @@ from radian.arc.clock import FakeClock
 from radian.arc.errors import NotFoundError
 from radian.arc.store import ArcStore
 
+pytestmark = pytest.mark.integration
+
 INCREMENT = """
 import sys
 from radian.arc.store import ArcStore
@@ -42,8 +44,13 @@ def test_two_processes_writing_under_the_lock_lose_nothing(
     writers = [
         subprocess.Popen([sys.executable, "-c", INCREMENT, str(git_repo), "40"]) for _ in range(2)
     ]
-    for writer in writers:
-        assert writer.wait(timeout=60) == 0
+    try:
+        codes = [writer.wait(timeout=60) for writer in writers]
+    finally:
+        for writer in writers:
+            writer.kill()
+            writer.wait()
+    assert codes == [0, 0]
     assert ArcStore(git_repo).load_task("t").rework_count == 80
     json.loads(ArcStore(git_repo).task_path("t").read_text())
 

@@ -19,6 +19,8 @@ from radian.arc import git as arc_git
 from radian.arc.clock import FakeClock
 from radian.arc.store import ArcStore
 
+pytestmark = pytest.mark.integration
+
 SCENARIO: dict[str, dict[str, Any]] = {
     "pushed": {"001": {"do": "result", "commit": True, "cost": 0.25}},
     "pushed-claude": {"001": {"do": "result", "commit": True, "format": "claude", "cost": 0.5}},

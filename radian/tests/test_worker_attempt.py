@@ -23,6 +23,8 @@ from worker_fixtures import (
 from radian.arc.clock import FakeClock
 from radian.arc.worker import AttemptEnd, AttemptSpec, ModelError, run_attempt, stop_attempt
 
+pytestmark = pytest.mark.integration
+
 __all__ = ["arc_repo"]
 
 NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)

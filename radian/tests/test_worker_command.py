@@ -15,6 +15,8 @@ from radian.arc.worker.command import (
     worker_environment,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def values(session_id: str | None) -> CommandValues:
     return CommandValues(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from worker_fixtures import ArcRepo, arc_repo, git
 
 from radian.arc import git as arc_git
 from radian.arc.worker.delivery import Delivery, check_delivery
+
+pytestmark = pytest.mark.integration
 
 __all__ = ["arc_repo"]
 

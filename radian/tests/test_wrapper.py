@@ -27,11 +27,15 @@ from radian.arc.clock import FakeClock
 from radian.arc.worker import run_attempt
 from radian.arc.worker.wrapper import EXIT_LOCK_HELD, EXIT_NOT_STARTED, Limits, supervise
 
+pytestmark = pytest.mark.integration
+
 __all__ = ["arc_repo"]
 
 
 def status_of(repo: ArcRepo, attempt_id: str = "a1") -> dict[str, object]:
-    return json.loads((repo.attempt_dir("t1", attempt_id) / "wrapper_status.json").read_text())
+    path = repo.attempt_dir("t1", attempt_id) / "wrapper_status.json"
+    status: dict[str, object] = json.loads(path.read_text())
+    return status
 
 
 def test_a_silent_worker_is_stopped_as_stall(arc_repo: ArcRepo) -> None:

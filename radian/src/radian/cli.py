@@ -21,6 +21,7 @@ from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
 from radian.arc.errors import ArcError
 from radian.arc.loop import Loop, NoVerifier, RunReport, Verifier
+from radian.arc.records import Switch
 from radian.arc.store import ArcStore
 
 # 1 (refused) and 2 (bad usage or configuration) are the exit_code of the ArcError raised
@@ -53,7 +54,7 @@ def make_verifier(store: ArcStore, config: ArcConfig, clock: Clock) -> Verifier:
     if config.gate is None:
         return NoVerifier()
     try:
-        from radian.arc.gate import GateVerifier  # type: ignore[attr-defined]
+        from radian.arc.gate import GateVerifier
     except ImportError:
         return NoVerifier()
     verifier: Verifier = GateVerifier(store, config, clock)
@@ -81,6 +82,7 @@ ON_OFF = click.Choice(["on", "off"])
 
 
 @click.group()
+@click.version_option(package_name="radian", prog_name="radian")
 def main() -> None:
     """radian: supervise coding agents."""
 
@@ -161,7 +163,7 @@ def plan_load(context: Context, file: Path) -> None:
 @pass_context
 def plan_auto(context: Context, name: str, value: str) -> None:
     """Turn a plan's auto on or off."""
-    auto: commands.Switch = "on" if value == "on" else "off"
+    auto: Switch = "on" if value == "on" else "off"
     _emit(_guard(lambda: commands.set_plan_auto(context.store, name, auto)))
 
 

@@ -14,7 +14,7 @@ from radian.arc.clock import Clock
 from radian.arc.config import load_config
 from radian.arc.gate import GateVerifier
 from radian.arc.loop import Loop
-from radian.arc.model import Task
+from radian.arc.records import Task
 from radian.arc.store import ArcStore
 
 GATE_WORKER = Path(__file__).resolve().parent / "gate_worker.py"

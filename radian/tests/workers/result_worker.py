@@ -64,7 +64,8 @@ def main() -> int:
     if options.emit:
         sys.stdout.write(Path(options.emit).read_text())
         sys.stdout.flush()
-    return options.exit
+    exit_code: int = options.exit
+    return exit_code
 
 
 if __name__ == "__main__":

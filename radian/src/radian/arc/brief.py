@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from radian.arc.model import Task
+from radian.arc.records import Task
 from radian.arc.store import ArcStore
 from radian.arc.texts import rework_heading
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from radian.arc.clock import Clock
 from radian.arc.config import ArcConfig
-from radian.arc.model import Plan, Task
+from radian.arc.records import Plan, Task
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
 from radian.arc.texts import plan_auto_off

@@ -5,24 +5,21 @@ Each returns the lines it prints and raises an ArcError (changing nothing) when 
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any
 
 from radian.arc import texts
 from radian.arc import worker as worker_api
+from radian.arc.atomic import write_text_atomic
 from radian.arc.brief import append_rework
+from radian.arc.claims import check_exec_args
 from radian.arc.clock import Clock, format_utc
-from radian.arc.config import CONFIG_PATH, DEFAULT_CONFIG, ArcConfig, validate_model
+from radian.arc.config import CONFIG_PATH, DEFAULT_CONFIG, ArcConfig
 from radian.arc.errors import ArcError, ConfigError, UsageError
-from radian.arc.loop import check_exec_args
-from radian.arc.model import Plan, Task, branch_for, check_name
+from radian.arc.plan_file import brief_text, read_plan_file
+from radian.arc.records import Plan, Switch, Task, branch_for, check_name
 from radian.arc.states import REWORKABLE_STATES, State, transition
-from radian.arc.store import ArcStore, write_text_atomic
-
-Switch = Literal["on", "off"]
+from radian.arc.store import ArcStore
 
 
 def init(repo_root: Path) -> list[str]:
@@ -143,51 +140,10 @@ def confirm(store: ArcStore, config: ArcConfig, plan_name: str) -> list[str]:
 
 
 # -- a plan from one TOML file ---------------------------------------------------------------
-class _TaskEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    brief: str | None = None  # inline text
-    brief_file: str | None = None  # a path relative to the plan file
-    max_attempts: int | None = Field(default=None, ge=0)
-    max_cost_usd: float | None = Field(default=None, ge=0)
-    fix_level: str | None = None
-
-    @model_validator(mode="after")
-    def _one_brief(self) -> _TaskEntry:
-        if (self.brief is None) == (self.brief_file is None):
-            raise ValueError("exactly one of brief (inline text) or brief_file (a path)")
-        return self
-
-
-class _PlanEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    auto: Switch = "on"
-    max_cost_usd: float | None = Field(default=None, ge=0)
-    merge_main: bool = True
-    auto_rework: int = Field(default=1, ge=0)
-    fix_level: str | None = None
-
-
-class _PlanFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    plan: _PlanEntry
-    tasks: list[_TaskEntry] = Field(default_factory=list, alias="task")
-
-
 def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
     """Add a plan and its tasks from one TOML file; all checked before anything is written."""
     label = str(path)
-    try:
-        data: dict[str, Any] = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise UsageError(texts.unreadable_file(label, error.strerror)) from None
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(texts.not_valid_toml(label, error)) from None
-    parsed = validate_model(_PlanFile, data, label)
+    parsed = read_plan_file(path)
     entry = parsed.plan
     plan = _new_plan(
         entry.name, entry.auto, entry.max_cost_usd, entry.merge_main, entry.auto_rework,
@@ -195,7 +151,7 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
     )  # fmt: skip
     tasks: list[tuple[Task, str]] = []
     for index, item in enumerate(parsed.tasks):
-        brief = item.brief if item.brief is not None else _read_brief(path, index, item)
+        brief = brief_text(path, index, item)
         task = _new_task(clock, plan.name, item.name, brief, item.max_attempts,
                          item.max_cost_usd, item.fix_level)  # fmt: skip
         tasks.append((task, brief))
@@ -214,18 +170,6 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
         plan.tasks = names
         store.save_plan(plan)
     return [texts.plan_loaded(plan.name, len(tasks))]
-
-
-def _read_brief(plan_file: Path, index: int, item: _TaskEntry) -> str:
-    brief_path = Path(plan_file).parent / str(item.brief_file)
-    try:
-        return brief_path.read_text(encoding="utf-8")
-    except OSError:
-        raise ConfigError(
-            texts.unreadable_brief_file(
-                str(plan_file), index, str(item.brief_file), str(brief_path)
-            )
-        ) from None
 
 
 # -- changing a task by hand -----------------------------------------------------------------

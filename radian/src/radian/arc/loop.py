@@ -15,32 +15,38 @@ infrastructure retry) and returns.
 
 from __future__ import annotations
 
-import os
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol
 
 from filelock import Timeout
 
 from radian.arc import texts
 from radian.arc import worker as worker_api
+from radian.arc.claims import (
+    Claim,
+    check_exec_args,
+    claim,
+    promote_due_retries,
+    recover_orphans,
+)
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
-from radian.arc.errors import ArcError, ConfigError
-from radian.arc.model import claim_record, next_attempt_id
+from radian.arc.errors import ArcError
 from radian.arc.settle import (
     AttemptOutcome,
     outcome_from_end,
-    outcome_from_record,
     settle,
     terminated_outcome,
 )
-from radian.arc.states import FAILED_STATES, State, transition
+from radian.arc.states import FAILED_STATES, State
 from radian.arc.store import ArcStore
+
+log = logging.getLogger(__name__)
 
 # How long the loop waits for a running attempt before looking at the files again: a poll
 # of real processes, not a backoff.
@@ -78,95 +84,11 @@ class NoVerifier:
         return None
 
 
-@dataclass(frozen=True)
-class Claim:
-    task: str
-    attempt_id: str
-    attempt_dir: Path
-    resume_session_id: str | None
-    spec: Any  # radian.arc.worker.AttemptSpec
-
-
 @dataclass
 class RunReport:
     lines: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # tasks this run moved to failed.*
     interrupted: bool = False
-
-
-def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
-    """start, run and confirm refuse a bad worker.exec_args before any claim."""
-    problems = worker_api.validate_exec_args(config.worker.exec_args, repo_root=store.repo_root)
-    if problems:
-        raise ConfigError(texts.bad_exec_args(problems))
-
-
-def promote_due_retries(store: ArcStore, clock: Clock) -> list[str]:
-    """todo.retry_wait tasks whose retry_at has passed become todo.ready."""
-    lines = []
-    for name in store.task_names():
-        if store.load_task(name).state is not State.RETRY_WAIT:
-            continue
-        with store.task_lock(name):
-            task = store.load_task(name)
-            if task.state is not State.RETRY_WAIT or not _is_due(task.retry_at, clock):
-                continue
-            transition(task, State.READY, clock, retry_at=None)
-            store.save_task(task)
-        lines.append(texts.moved(name, str(State.RETRY_WAIT), str(State.READY)))
-    return lines
-
-
-def _is_due(retry_at: str | None, clock: Clock) -> bool:
-    return retry_at is None or parse_utc(retry_at) <= clock.now()
-
-
-def claim(
-    store: ArcStore, config: ArcConfig, name: str, clock: Clock, *, early: bool = False
-) -> tuple[Claim, str] | None:
-    """Claim task `name` for a new attempt: todo.ready (or todo.retry_wait when `early`).
-
-    The intent (attempt.json: who runs it, which session it resumes) is written before the
-    task moves to doing.working. Returns the claim and its printed line, or None when the
-    task is no longer claimable.
-    """
-    allowed = {State.READY, State.RETRY_WAIT} if early else {State.READY}
-    with store.task_lock(name):
-        task = store.load_task(name)
-        if task.state not in allowed:
-            return None
-        attempt_id = next_attempt_id(task)
-        resume = task.session_id if config.worker.session == "resume" else None
-        attempt_dir = store.attempt_dir(name, attempt_id)
-        claimed_at = format_utc(clock.now())
-        store.write_attempt_intent(
-            name, attempt_id, claim_record(name, attempt_id, resume, claimed_at, "worker")
-        )
-        from_state = str(task.state)
-        spec = worker_api.AttemptSpec(
-            repo_root=store.repo_root,
-            task=name,
-            attempt_id=attempt_id,
-            attempt_dir=attempt_dir,
-            brief_text=store.read_brief(name),
-            worker=config.worker,
-            resume_session_id=resume,
-            target_branch=config.target_branch,
-            remote=config.repository.remote,
-            branch=task.branch,
-            start_mid_merge=task.merge_pending,
-        )
-        transition(
-            task,
-            State.WORKING,
-            clock,
-            last_attempt_id=attempt_id,
-            attempts=[*task.attempts, attempt_id],
-            retry_at=None,
-        )
-        store.save_task(task)
-    line = texts.claimed(name, from_state, attempt_id)
-    return Claim(name, attempt_id, attempt_dir, resume, spec), line
 
 
 def apply_end(
@@ -180,58 +102,6 @@ def apply_end(
         task = store.load_task(claimed.task)
         lines = settle(store, config, task, claimed.attempt_id, outcome, clock)
         return lines, task.state
-
-
-def recover_orphans(
-    store: ArcStore, config: ArcConfig, clock: Clock, running: set[tuple[str, str]]
-) -> list[str]:
-    """doing.working tasks whose attempt has no live owner get the end they must have had.
-
-    An attempt_result.json already written (the owner died before saving the task) is
-    applied as recorded; a wrapper that had ended by itself (its status written) is read as
-    the owner would have read it; otherwise the attempt left no Result: terminated. A worker
-    still running for a dead owner is stopped first.
-    """
-    lines = []
-    for name in store.task_names():
-        if store.load_task(name).state is not State.WORKING:
-            continue
-        with store.task_lock(name):
-            task = store.load_task(name)
-            attempt_id = task.last_attempt_id
-            if task.state is not State.WORKING or attempt_id is None:
-                continue
-            if (name, attempt_id) in running:
-                continue
-            intent = store.read_attempt_intent(name, attempt_id) or {}
-            owner = intent.get("owner_pid")
-            if isinstance(owner, int) and owner != os.getpid() and _process_alive(owner):
-                continue
-            attempt_dir = store.attempt_dir(name, attempt_id)
-            # Read before stop_attempt: a wrapper stopped now would end as "cancelled".
-            ended = worker_api.ended_attempt(attempt_dir, clock, intent.get("claimed_at"))
-            worker_api.stop_attempt(attempt_dir)
-            record = store.read_attempt_result(name, attempt_id)
-            if record is not None and "outcome_record" in record:
-                outcome = outcome_from_record(record)
-            elif ended is not None:
-                lines.append(texts.ended_unwatched(name, attempt_id))
-                outcome = outcome_from_end(ended, intent.get("resume_session_id"))
-            else:
-                lines.append(texts.left_no_result(name, attempt_id))
-                outcome = terminated_outcome(intent.get("claimed_at"), format_utc(clock.now()))
-            lines.extend(settle(store, config, task, attempt_id, outcome, clock))
-    return lines
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 AttemptRunner = Callable[[Any, Clock], Any]
@@ -304,6 +174,7 @@ class Loop:
                 if next_due is None:
                     return
                 self.echo(texts.waiting_until(format_utc(next_due)))
+                log.info("nothing to claim: sleeping until %s", format_utc(next_due))
                 self.clock.sleep(max(0.0, (next_due - self.clock.now()).total_seconds()))
             self._pass()
 
@@ -390,6 +261,7 @@ class Loop:
     def _interrupt(self) -> None:
         """Ctrl-C: stop the workers, wait for their threads, record what they left."""
         self.report.interrupted = True
+        log.warning("interrupted: stopping %d attempt(s)", len(self._running))
         for claimed in list(self._running.values()):
             worker_api.stop_attempt(claimed.attempt_dir)
         self.verifier.stop()

@@ -14,7 +14,8 @@ def retry_backoff_secs(retry_number: int) -> float:
     """The wait before retry `retry_number` (1 for the first): 10 s, doubled, capped at 5 min."""
     if retry_number < 1:
         raise ValueError("retry_number starts at 1")
-    return min(RETRY_FIRST_SECS * 2 ** min(retry_number - 1, 32), RETRY_CAP_SECS)
+    doubled = RETRY_FIRST_SECS * 2.0 ** min(retry_number - 1, 32)
+    return min(doubled, RETRY_CAP_SECS)
 
 
 def model_wait_secs(wait_number: int, retry_after_secs: float | None) -> float:
@@ -25,7 +26,7 @@ def model_wait_secs(wait_number: int, retry_after_secs: float | None) -> float:
     """
     if wait_number < 1:
         raise ValueError("wait_number starts at 1")
-    step = min(MODEL_WAIT_FIRST_SECS * 2 ** min(wait_number - 1, 32), MODEL_WAIT_CAP_SECS)
+    step = min(MODEL_WAIT_FIRST_SECS * 2.0 ** min(wait_number - 1, 32), MODEL_WAIT_CAP_SECS)
     if retry_after_secs is not None and retry_after_secs > step:
         return min(retry_after_secs, MODEL_WAIT_CAP_SECS)
     return step

@@ -7,6 +7,7 @@ state, writes attempt_result.json and saves the task, in that order, under the t
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -15,10 +16,12 @@ from radian.arc.budget import add_cost, attempt_cost, check_after_cost, pause_fo
 from radian.arc.classify import ROWS, Next, classify
 from radian.arc.clock import Clock, format_utc_ceil
 from radian.arc.config import ArcConfig
-from radian.arc.model import Task
+from radian.arc.records import Task
 from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -212,11 +215,15 @@ def _decide(
         wait = model_wait_secs(task.model_wait_streak, retry_after)
         when = format_utc_ceil(due_at(now, wait))
         transition(task, State.RETRY_WAIT, clock, retry_at=when)
+        log.info(
+            "%s model wait %d in a row: %.0f s, until %s", name, task.model_wait_streak, wait, when
+        )
         return [texts.model_unavailable(name, when)]
 
     limit = task.max_attempts if task.max_attempts is not None else config.limits.max_attempts
     if task.retry_count >= limit:
         transition(task, State.EXHAUSTED, clock, retry_at=None)
+        log.warning("%s exhausted: retry_count %d of %d", name, task.retry_count, limit)
         return [texts.exhausted(name, failure_class, task.retry_count, limit)]
     plan = store.load_plan(task.plan)
     verdict = check_after_cost(store, task, plan, config)
@@ -227,4 +234,5 @@ def _decide(
     retry_count = task.retry_count + 1
     when = format_utc_ceil(due_at(now, retry_backoff_secs(retry_count)))
     transition(task, State.RETRY_WAIT, clock, retry_at=when, retry_count=retry_count)
+    log.info("%s retry %d (%s) at %s", name, retry_count, failure_class, when)
     return [texts.retry_at(name, failure_class, when)]

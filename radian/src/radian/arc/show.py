@@ -6,7 +6,7 @@ from typing import Any
 
 from radian.arc.config import ArcConfig
 from radian.arc.gate.verdict import verdict_summary, verdict_summary_line
-from radian.arc.model import Task
+from radian.arc.records import Task
 from radian.arc.store import ArcStore
 
 ATTEMPT_KEYS = (

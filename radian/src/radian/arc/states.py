@@ -14,7 +14,7 @@ from radian.arc.errors import IllegalTransition
 from radian.arc.texts import illegal_transition
 
 if TYPE_CHECKING:
-    from radian.arc.model import Task
+    from radian.arc.records import Task
 
 
 class State(StrEnum):

@@ -17,7 +17,7 @@ from filelock import FileLock
 
 from radian.arc.atomic import read_json, write_json_atomic, write_text_atomic
 from radian.arc.errors import NotFoundError
-from radian.arc.model import Plan, Task
+from radian.arc.records import Plan, Task
 from radian.arc.texts import no_such_plan, no_such_task
 
 ARC_DIR = Path(".radian") / "arc"

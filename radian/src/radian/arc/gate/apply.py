@@ -33,7 +33,7 @@ from radian.arc.gate.verdict import (
     attempt_verdicts,
     verdict_file_name,
 )
-from radian.arc.model import Plan, Task
+from radian.arc.records import Plan, Task
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
 

@@ -57,7 +57,8 @@ class ReviewerModelError(BaseModel):
 class ReviewOutput(BaseModel):
     """The reviewer's verdict JSON, read."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # model_error is the reviewer's field; see records.Task for why no protected namespace.
+    model_config = ConfigDict(extra="ignore", frozen=True, protected_namespaces=())
 
     findings: tuple[Finding, ...] = ()
     cost_micros: int | None = None

@@ -20,7 +20,7 @@ from radian.arc.gate.verdict import (
     next_seq,
     write_verdict,
 )
-from radian.arc.model import Task
+from radian.arc.records import Task
 from radian.arc.states import State
 from radian.arc.store import ArcStore
 

@@ -19,6 +19,7 @@ from filelock import Timeout
 
 from radian.arc import git
 from radian.arc.atomic import read_json, write_json_atomic
+from radian.arc.claims import claim_record, next_attempt_id
 from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
@@ -33,7 +34,7 @@ from radian.arc.gate.verdict import (
     Verdict,
     last_verdict,
 )
-from radian.arc.model import Task, claim_record, next_attempt_id
+from radian.arc.records import Task
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from radian.arc.brief import append_rework
 from radian.arc.gate import texts
 from radian.arc.gate.findings import Finding
-from radian.arc.model import Task
+from radian.arc.records import Task
 from radian.arc.store import ArcStore
 
 

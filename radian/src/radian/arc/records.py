@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,11 +27,14 @@ def check_name(kind: str, name: str) -> str:
     return name
 
 
+Switch = Literal["on", "off"]
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(extra="allow", validate_assignment=True)
 
     name: str
-    auto: Literal["on", "off"] = "on"
+    auto: Switch = "on"
     confirmed: bool = False
     max_cost_usd: float | None = None
     merge_main: bool = True
@@ -42,7 +44,9 @@ class Plan(BaseModel):
 
 
 class Task(BaseModel):
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
+    # model_wait_streak is the chapter's own name, not a pydantic method: pydantic before
+    # 2.10 warned about any field starting with "model_" unless told it is no namespace.
+    model_config = ConfigDict(extra="allow", validate_assignment=True, protected_namespaces=())
 
     name: str
     plan: str
@@ -76,23 +80,3 @@ class Task(BaseModel):
 
 def branch_for(task: str) -> str:
     return f"arc/{task}"
-
-
-def next_attempt_id(task: Task) -> str:
-    """The id of the task's next attempt; ids sort in order: 001, 002, ..."""
-    return f"{len(task.attempts) + 1:03d}"
-
-
-def claim_record(
-    task: str, attempt_id: str, resume_session_id: str | None, claimed_at: str, kind: str
-) -> dict[str, Any]:
-    """attempt.json, written before the task moves: who runs the attempt (this process, so a
-    later `run` can tell a dead owner) and which session it resumes."""
-    return {
-        "task": task,
-        "attempt_id": attempt_id,
-        "owner_pid": os.getpid(),
-        "resume_session_id": resume_session_id,
-        "claimed_at": claimed_at,
-        "kind": kind,
-    }
