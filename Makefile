@@ -73,8 +73,7 @@ test-min-radian:
 	$(VENV_MIN)/bin/python -m pip install --quiet -c $(VENV_MIN)/constraints-tools.txt \
 		pytest pytest-timeout pytest-xdist hypothesis
 	$(VENV_MIN)/bin/python -m pip check
-	$(VENV_MIN)/bin/python -m pytest radian/tests -n auto -m "unit or integration or acceptance" \
-		-p no:cacheprovider
+	$(VENV_MIN)/bin/python -m pytest radian/tests -n auto -p no:cacheprovider
 
 bench: setup
 	$(PY) stalwart/benchmarks/run.py

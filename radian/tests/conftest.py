@@ -34,6 +34,17 @@ def git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+TIERS = ("unit", "integration", "acceptance")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test module that names no tier (pytestmark) is an integration test: it is left out
+    of `make test-fast` rather than slowing it down."""
+    for item in items:
+        if not any(item.get_closest_marker(tier) for tier in TIERS):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
