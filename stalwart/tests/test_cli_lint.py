@@ -18,8 +18,6 @@ SHOP_LINTS = [
     "a write with no idempotency, so an ambiguous failure goes to a person",
     "update_crm: write_not_retry_safe: "
     "a write with no idempotency, so an ambiguous failure goes to a person",
-    "provision_account: write_without_compensation: "
-    "a write neither compensated nor marked irreversible",
     "provision_account: write_not_retry_safe: "
     "a write with no idempotency, so an ambiguous failure goes to a person",
     "send_receipt: write_not_retry_safe: "

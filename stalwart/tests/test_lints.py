@@ -96,7 +96,6 @@ def test_the_shops_lints() -> None:
     assert [str(lint) for lint in lint_agent(desk)] == [
         f"charge_card: write_not_retry_safe: {text('write_not_retry_safe')}",
         f"update_crm: write_not_retry_safe: {text('write_not_retry_safe')}",
-        f"provision_account: write_without_compensation: {text('write_without_compensation')}",
         f"provision_account: write_not_retry_safe: {text('write_not_retry_safe')}",
         f"send_receipt: write_not_retry_safe: {text('write_not_retry_safe')}",
     ]

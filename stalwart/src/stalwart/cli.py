@@ -2,6 +2,9 @@
 
 - `stalwart lint agent.yaml` prints the registration lints, one per line, and exits 0
   even when there are some (a lint fails nothing).
+- `stalwart verify agent.yaml` makes the checks before launch (`verify.py`): one finding
+  per line, with its code, agent and witness route, or `--json`; it exits 1 on any
+  finding (unlike lint), 0 when there is none.
 - `stalwart resume agent.yaml` resumes every run its process left mid-way (a call or an
   undo in flight), in every session of the file's agents, and prints one line per
   session: `<session>: <state>: <reply or question>`.
@@ -22,6 +25,7 @@ for that agent exits 4.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,9 +38,11 @@ from stalwart.config import AgentConfig, load_agent, load_project
 from stalwart.errors import AnswerError, ConfigError, OperatorTokenError
 from stalwart.record import open_store
 from stalwart.record.usage import session_usage
-from stalwart.texts import resumed_line
+from stalwart.texts import resumed_line, verify_passed, verify_unreached
 from stalwart.tools.lints import lint_agent, lint_project
+from stalwart.verify import DEFAULT_MAX_STEPS, Report, verify_agent, verify_project
 
+EXIT_FINDINGS = 1  # `verify` found something
 EXIT_BAD_CONFIG = 2
 EXIT_BAD_TOKEN = 3
 EXIT_NOT_UNDONE = 4
@@ -65,6 +71,47 @@ def lint(config: Path, agent_name: str | None) -> None:
         raise SystemExit(EXIT_BAD_CONFIG) from None
     for found in lints:
         click.echo(str(found))
+
+
+@main.command()
+@_CONFIG
+@click.option("--agent", "agent_name", default=None, help="Verify only this agent of the file.")
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=2),
+    default=DEFAULT_MAX_STEPS,
+    show_default=True,
+    help="The longest route explored.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def verify(config: Path, agent_name: str | None, max_steps: int, as_json: bool) -> None:
+    """Check CONFIG (agent.yaml) before launch; exit 1 on any finding."""
+    try:
+        if agent_name is None:
+            project = load_project(config)
+            report = verify_project(project, max_steps=max_steps)
+            agents = len(project.agents)
+        else:
+            report = verify_agent(load_agent(config, agent_name), max_steps=max_steps)
+            agents = 1
+    except ConfigError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    _print_report(report, agents, as_json)
+    if not report.passed:
+        raise SystemExit(EXIT_FINDINGS)
+
+
+def _print_report(report: Report, agents: int, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        return
+    for finding in report.findings:
+        click.echo(str(finding))
+    for agent, tool in report.unreached:
+        click.echo(verify_unreached(agent, tool, report.max_steps), err=True)
+    if report.passed:
+        click.echo(verify_passed(agents, report.max_steps))
 
 
 @main.command()

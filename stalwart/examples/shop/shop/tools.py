@@ -48,7 +48,10 @@ def restore_crm(order: int, previous_status: str) -> dict[str, object]:
     return {"order": order, "status": previous_status}
 
 
-@tool(writes=True)
+# Nothing in this desk undoes a provisioning, so it says so: a person confirms it with the
+# warning, and a failed run lists it as not undone (`stalwart verify` finds a plain write
+# before another write as QG105).
+@tool(writes=True, irreversible=True)
 def provision_account(order: int) -> dict[str, object]:
     """Provision the account an order paid for."""
     CALLS.append("provision_account")

@@ -20,7 +20,7 @@ moves the run only through `move`, by this module's table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -30,8 +30,9 @@ from ..policy.check import Verdict
 from ..record.ledger import Ledger
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from ..replies import Waiting
+from ..tools import ToolSpec
 from . import model_loop
-from .calls import as_current, finish, step_row, step_sources, typed_args, undo_tool_of
+from .calls import as_current, finish, step_row, step_sources, typed_args
 from .context import RunContext
 from .current import sending
 from .doubt import in_doubt
@@ -281,15 +282,29 @@ def _confirmation(
 
 def _others_would_be_undone(ledger: Ledger, context: RunContext, run: RunRow, index: int) -> bool:
     """Whether a failure after this step would undo other writes of the run, but not this."""
-    earlier = any(
-        call.kind == "write" and call.status in TOOK_EFFECT and undo_tool_of(context, call.tool)
+    earlier = [
+        spec
         for call in ledger.run_calls(run.run_id)
+        if call.kind == "write"
+        and call.status in TOOK_EFFECT
+        and (spec := context.tools.get(call.tool)) is not None
+    ]
+    later = [spec for s in run.steps[index + 1 :] if (spec := context.tools.get(s["tool"]))]
+    return others_would_be_undone(earlier, later, model_run=model_loop.is_model_run(ledger, run))
+
+
+def others_would_be_undone(
+    earlier: Iterable[ToolSpec], later: Iterable[ToolSpec], *, model_run: bool
+) -> bool:
+    """Whether a step's confirmation says the chapter's sentence for a run in which other
+    writes would be undone: a write with an undo took effect before it (`earlier`: the
+    run's writes that took effect), or a write comes after it (`later`: the run's steps
+    after it), or a model may still choose more steps. `stalwart verify` asks the same."""
+    return (
+        any(spec.writes and spec.undo is not None for spec in earlier)
+        or any(spec.writes for spec in later)
+        or model_run
     )
-    later = any(
-        spec.writes for s in run.steps[index + 1 :] if (spec := context.tools.get(s["tool"]))
-    )
-    # A model may still choose more steps after this one.
-    return earlier or later or model_loop.is_model_run(ledger, run)
 
 
 def send_step(
