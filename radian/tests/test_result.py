@@ -208,14 +208,16 @@ def test_stream_json_uses_the_rate_limit_event_reset() -> None:
     assert result.session_id == "st-1"
 
 
-def test_unix_reset_in_text_beats_the_stream_event() -> None:
+def test_the_stream_event_beats_the_unix_reset_in_text() -> None:
+    # issue 15: the rate_limit_event is preferred where present (it is the API's own reset).
+    reset = int(NOW.timestamp()) + 120
     printed = lines(
-        {"type": "rate_limit_event", "rate_limit_info": {"status": "rejected", "resetsAt": 1}},
+        {"type": "rate_limit_event", "rate_limit_info": {"status": "rejected", "resetsAt": reset}},
         claude(is_error=True, result=f"Claude AI usage limit reached|{int(NOW.timestamp()) + 60}"),
     )
     result = parse_result(printed, now=NOW)
     assert result is not None and result.model_error is not None
-    assert result.model_error.retry_after_secs == 60.0
+    assert result.model_error.retry_after_secs == 120.0
 
 
 def test_a_reset_in_the_past_waits_zero() -> None:

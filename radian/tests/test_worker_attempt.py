@@ -143,7 +143,11 @@ def test_brief_placeholders_and_environment_fresh(arc_repo: ArcRepo, tmp_path: P
     worktree = str(arc_repo.root / ".radian" / "arc" / "worktrees" / "t1")
     brief_file = str(arc_repo.attempt_dir("t1", "a1").resolve() / "brief.md")
     assert seen["argv"][2:] == [f"brief={brief_file}", worktree, "t1/a1", "session="]
-    assert seen["stdin"] == brief and seen["brief_file_text"] == brief
+    # issue 15: arc appends the delivery instructions: the branch, the remote, the literal push
+    handed = seen["stdin"]
+    assert handed.startswith(brief) and seen["brief_file_text"] == handed
+    assert "## Delivery (written by radian arc)" in handed
+    assert "\n       git push origin HEAD:arc/t1\n" in handed and "$" not in handed
     assert seen["cwd"] == worktree
     assert seen["env"] == {
         "RADIAN_ARC_BRIEF_FILE": brief_file,

@@ -23,6 +23,7 @@ from radian.arc.errors import ArcError
 from radian.arc.loop import Loop, NoVerifier, RunReport, Verifier
 from radian.arc.records import Switch
 from radian.arc.store import ArcStore
+from radian.arc.worker.presets import WORKER_NAMES
 
 # 1 (refused) and 2 (bad usage or configuration) are the exit_code of the ArcError raised
 # (radian.arc.errors); these two are the run's own.
@@ -105,10 +106,16 @@ pass_context = click.make_pass_decorator(Context)
 
 
 @arc.command()
+@click.option(
+    "--worker",
+    type=click.Choice(WORKER_NAMES),
+    default=None,
+    help="Write exec_args for this coding agent (radian/docs/worker.md).",
+)
 @pass_context
-def init(context: Context) -> None:
+def init(context: Context, worker: str | None) -> None:
     """Write a commented default .radian/arc.toml."""
-    _emit(commands.init(context.repo_root))
+    _emit(commands.init(context.repo_root, worker))
 
 
 @arc.group()

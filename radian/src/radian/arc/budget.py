@@ -1,9 +1,10 @@
 """Cost per attempt, and the task and plan budgets.
 
-A command worker reports its session's running total. An attempt's cost is the growth of
-that total since the previous attempt of the same session (resume), or the whole total on a
-session of its own (fresh); a total lower than the last one is a counter reset, and the
-attempt's cost is then the total as reported.
+A command worker's format states its cost scope (radian.arc.worker.formats.CostScope): a
+per-process figure is the attempt's cost as it stands; of a session total, the attempt's
+cost is the growth of that total since the previous attempt of the same session (resume), or
+the whole total on a session of its own (fresh); a total lower than the last one is a counter
+reset, and the attempt's cost is then the total as reported.
 
 A budget is used up when the spent amount has reached its limit:
 - the task's: its cost_usd against its max_cost_usd, else [limits] max_cost_usd;
@@ -37,11 +38,18 @@ WITHIN = BudgetVerdict(False, None, 0.0, None)
 
 
 def attempt_cost(
-    session_cost_usd: float | None, *, resumed: bool, previous_session_cost_usd: float | None
+    session_cost_usd: float | None,
+    *,
+    resumed: bool,
+    previous_session_cost_usd: float | None,
+    per_process: bool = False,
 ) -> float:
-    """The cost of one attempt from the session total its Result reported."""
+    """The cost of one attempt from the cost its Result reported: a session total, or with
+    `per_process` what the worker's process spent (taken as it stands, never differenced)."""
     if session_cost_usd is None:
         return 0.0
+    if per_process:
+        return session_cost_usd
     grew = previous_session_cost_usd is not None and session_cost_usd >= previous_session_cost_usd
     if resumed and grew:
         return session_cost_usd - previous_session_cost_usd  # type: ignore[operator]

@@ -20,14 +20,17 @@ from radian.arc.plan_file import brief_text, read_plan_file
 from radian.arc.records import Plan, Switch, Task, branch_for, check_name
 from radian.arc.states import REWORKABLE_STATES, State, transition
 from radian.arc.store import ArcStore
+from radian.arc.worker.presets import config_with_worker
 
 
-def init(repo_root: Path) -> list[str]:
-    """Write a commented default .radian/arc.toml, unless one exists."""
+def init(repo_root: Path, worker: str | None = None) -> list[str]:
+    """Write a commented default .radian/arc.toml, unless one exists; `worker` (claude-code,
+    codex) writes that worker's [worker] section (radian.arc.worker.presets)."""
     path = Path(repo_root) / CONFIG_PATH
     if path.exists():
         return [texts.config_kept(str(CONFIG_PATH))]
-    write_text_atomic(path, DEFAULT_CONFIG)
+    text = DEFAULT_CONFIG if worker is None else config_with_worker(DEFAULT_CONFIG, worker)
+    write_text_atomic(path, text)
     return [texts.config_written(str(CONFIG_PATH))]
 
 

@@ -47,9 +47,22 @@ class LimitsConfig(_Section):
     parallel: int = Field(default=2, ge=1)
 
 
+class PriceConfig(_Section):
+    """USD per million tokens (radian.arc.worker.formats.prices)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
 class WorkerConfig(_Section):
     kind: Literal["command"] = "command"
     exec_args: list[str] = Field(default_factory=list)
+    # What {resume_args} expands to when resuming ({session_id} filled in): Claude Code's
+    # `--resume <id>`; Codex's `resume <id>` subcommand.
+    resume_args: list[str] = Field(default_factory=lambda: ["--resume", "{session_id}"])
+    model: str | None = None  # prices a worker that reports tokens, not money (Codex)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)
     stall_secs: float = Field(default=300, gt=0)
     wall_time_secs: float = Field(default=3600, gt=0)
     session: Literal["resume", "fresh"] = "resume"

@@ -44,6 +44,10 @@ class AttemptOutcome:
     result_format: str | None
     started_at: str | None
     ended_at: str | None
+    # How the Result's cost counts (formats.CostScope): a session total is differenced on a
+    # resumed attempt, a per-process figure taken as it stands.
+    cost_scope: str = "session_total"
+    fresh_session_next: bool = False  # the session refused or was lost: do not resume it
 
 
 def outcome_from_end(
@@ -78,6 +82,8 @@ def outcome_from_end(
         result_format=result.format if result is not None else None,
         started_at=end.started_at,
         ended_at=end.ended_at,
+        cost_scope=str(result.cost_scope) if result is not None else "session_total",
+        fresh_session_next=bool(getattr(end, "fresh_session_next", False)),
     )
 
 
@@ -123,10 +129,16 @@ def settle(
     row = ROWS[outcome.row]
     previous = task.session_cost_usd if outcome.resumed else None
     cost = attempt_cost(
-        outcome.session_cost_usd, resumed=outcome.resumed, previous_session_cost_usd=previous
+        outcome.session_cost_usd,
+        resumed=outcome.resumed,
+        previous_session_cost_usd=previous,
+        per_process=outcome.cost_scope == "process",
     )
     add_cost(task, cost)
-    if outcome.worker_started and outcome.session_id:
+    if outcome.fresh_session_next:
+        task.session_id = None
+        task.session_cost_usd = None
+    elif outcome.worker_started and outcome.session_id:
         # An attempt that reported no total (a crash) leaves its session's last known total
         # as the base of the next resumed attempt's cost; a new session starts its own.
         if outcome.session_id != task.session_id or outcome.session_cost_usd is not None:

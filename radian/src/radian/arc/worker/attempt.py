@@ -18,9 +18,10 @@ from pathlib import Path
 from radian.arc.atomic import write_json_atomic
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import WorkerConfig
+from radian.arc.worker import texts
 from radian.arc.worker.delivery import Delivery, check_delivery
 from radian.arc.worker.files import CANCELLED, AttemptFiles, WrapperSpec, read_json_or_none
-from radian.arc.worker.result import WorkerResult, parse_result
+from radian.arc.worker.formats import Price, WorkerResult, parse_output, session_seen
 
 WRAPPER_MODULE = "radian.arc.worker.wrapper"
 # How long stop_attempt waits, beyond the grace period, for the wrapper to finish its part.
@@ -51,10 +52,12 @@ class AttemptEnd:
     exit_code: int | None
     delivery: Delivery | None  # set when result.outcome == "completed"
     worker_started: bool  # False: the attempt failed before the worker started (no session)
-    session_id: str | None  # from the Result, else the one passed to resume
+    session_id: str | None  # from the Result, else the one announced, else the one resumed
     started_at: str
     ended_at: str  # ISO 8601 UTC
     log_path: Path
+    # The Result says the session must not be resumed (refused, or lost): start fresh next.
+    fresh_session_next: bool = False
 
 
 def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
@@ -66,7 +69,7 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
     # status or Result must not stand for this run.
     for stale in (files.status, files.stdout, files.log, files.worker_pid, files.cancel_requested):
         stale.unlink(missing_ok=True)
-    files.brief.write_text(spec.brief_text, encoding="utf-8")
+    files.brief.write_text(with_delivery(spec.brief_text, spec.branch, spec.remote), "utf-8")
     session_id = spec.resume_session_id if spec.worker.session == "resume" else None
     wrapper_spec = WrapperSpec(
         repo_root=str(spec.repo_root),
@@ -81,10 +84,20 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
         stall_secs=spec.worker.stall_secs,
         wall_time_secs=spec.worker.wall_time_secs,
         term_grace_secs=spec.worker.term_grace_secs,
+        resume_args=list(spec.worker.resume_args),
+        model=spec.worker.model,
+        prices={name: price.model_dump() for name, price in spec.worker.prices.items()},
     )
     write_json_atomic(files.spec, asdict(wrapper_spec))
     wrapper_exit = _run_wrapper(files)
     return _attempt_end(files, clock, started_at, wrapper_exit)
+
+
+def with_delivery(brief: str, branch: str, remote: str) -> str:
+    """The brief as the worker gets it: the task's brief, then arc's delivery instructions
+    (the branch, the remote, the literal push command), so a brief a person wrote never has
+    to say how to deliver."""
+    return brief.rstrip("\n") + "\n" + texts.DELIVERY.format(branch=branch, remote=remote)
 
 
 def ended_attempt(attempt_dir: Path, clock: Clock, started_at: str | None) -> AttemptEnd | None:
@@ -108,7 +121,11 @@ def _attempt_end(
     wrapper_class = status.get("wrapper_class")
     if not status and files.cancel_requested.exists():
         wrapper_class = CANCELLED  # cancelled before the wrapper could write a word
-    result = parse_result(_read_text(files.stdout), now=clock.now())
+    stdout = _read_text(files.stdout)
+    prices = {name: Price(**values) for name, values in spec.prices.items()}  # type: ignore[arg-type]
+    result = parse_output(
+        stdout, _read_text(files.log), now=clock.now(), model=spec.model, prices=prices
+    )
     delivery = None
     if result is not None and result.outcome == "completed" and status.get("worktree"):
         delivery = check_delivery(
@@ -121,11 +138,23 @@ def _attempt_end(
         exit_code=status.get("exit_code") if worker_started else wrapper_exit,
         delivery=delivery,
         worker_started=worker_started,
-        session_id=(result.session_id if result and result.session_id else spec.session_id),
+        session_id=_session_id(result, stdout, spec.session_id),
+        fresh_session_next=result is not None and result.fresh_session_next,
         started_at=started_at,
         ended_at=format_utc(clock.now()),
         log_path=files.log,
     )
+
+
+def _session_id(result: WorkerResult | None, stdout: str, resumed: str | None) -> str | None:
+    """The attempt's session: the Result's; a lost session's is none; else the id the worker
+    announced before it stalled or was killed (Claude Code's system/init line); else the one
+    it was asked to resume."""
+    if result is not None and result.session_id:
+        return result.session_id
+    if result is not None and result.fresh_session_next:
+        return None
+    return session_seen(stdout) or resumed
 
 
 def stop_attempt(attempt_dir: Path) -> bool:

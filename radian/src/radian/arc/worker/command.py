@@ -73,8 +73,13 @@ def validate_exec_args(exec_args: Sequence[str], *, repo_root: Path | None = Non
     return problems
 
 
-def expand_exec_args(exec_args: Sequence[str], values: CommandValues) -> list[str]:
-    """The argument list for one attempt; exec_args must have passed validate_exec_args."""
+def expand_exec_args(
+    exec_args: Sequence[str],
+    values: CommandValues,
+    resume_args: Sequence[str] = (RESUME_FLAG, "{session_id}"),
+) -> list[str]:
+    """The argument list for one attempt; exec_args must have passed validate_exec_args.
+    `resume_args` is what {resume_args} stands for when the attempt resumes a session."""
     fields = {
         "brief_file": str(values.brief_file),
         "session_id": values.session_id or "",
@@ -86,7 +91,7 @@ def expand_exec_args(exec_args: Sequence[str], values: CommandValues) -> list[st
     for arg in exec_args:
         if arg == "{" + RESUME_ARGS + "}":
             if values.session_id:
-                expanded.extend([RESUME_FLAG, values.session_id])
+                expanded.extend(part.format(**fields) for part in resume_args)
             continue
         expanded.append(arg.format(**fields))
     return expanded

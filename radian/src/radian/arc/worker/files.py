@@ -7,7 +7,7 @@ it as __main__, and a second copy imported through the package would be a differ
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,9 @@ class WrapperSpec:
     stall_secs: float
     wall_time_secs: float
     term_grace_secs: float
+    resume_args: list[str] = field(default_factory=lambda: ["--resume", "{session_id}"])
+    model: str | None = None
+    prices: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> WrapperSpec:

@@ -20,6 +20,25 @@ RESUME_ARGS_NOT_ALONE = (
     "worker.exec_args[{index}] ({arg!r}): {{resume_args}} must be an argument on its own"
 )
 
+# the delivery instructions arc appends to the brief it hands the worker (run_attempt); the
+# push command is literal, because Claude Code's permission check refuses `$VAR` in Bash
+DELIVERY = """
+
+## Delivery (written by radian arc)
+
+You are working in a git worktree on the branch `{branch}`. When the work is done:
+
+1. Run the repository's tests that your change touches.
+2. Commit everything on `{branch}` (`git add -A`, then `git commit -m "<what you did>"`);
+   leave no uncommitted or untracked files.
+3. Push the branch with exactly this command:
+
+       git push {remote} HEAD:{branch}
+
+arc checks that the worktree is clean, that `{branch}` has your commits, and that
+`{remote}/{branch}` is your HEAD. Do not push to any other branch.
+"""
+
 # the wrapper's own usage line, on its stderr
 WRAPPER_USAGE = "usage: python -m radian.arc.worker.wrapper <attempt dir>"
 

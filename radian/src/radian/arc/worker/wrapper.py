@@ -43,6 +43,7 @@ from radian.arc.worker.files import (
     AttemptFiles,
     WrapperSpec,
 )
+from radian.arc.worker.liveness import CpuWatch
 
 EXIT_WORKER_ENDED = 0  # the worker ran and ended by itself (its own exit code is in the status)
 EXIT_USAGE = 2  # the wrapper was started wrongly (no attempt dir, no spec)
@@ -158,7 +159,7 @@ def _run_locked(
         branch=spec.branch,
         remote=spec.remote,
     )
-    args = resolve_program(expand_exec_args(spec.exec_args, values), repo)
+    args = resolve_program(expand_exec_args(spec.exec_args, values, spec.resume_args), repo)
     try:
         with open(files.brief, "rb") as brief:
             process = subprocess.Popen(
@@ -209,6 +210,8 @@ def supervise(
         os.set_blocking(pipe.fileno(), False)
         selector.register(pipe, selectors.EVENT_READ, sinks)
     started = last_output = monotonic()
+    # Work without output restarts the stall clock too (liveness.py says what counts).
+    watch = CpuWatch(process.pid, monotonic)
     stop_class: str | None = None
     terminated_at: float | None = None
     exited_at: float | None = None
@@ -218,17 +221,22 @@ def supervise(
             now = monotonic()
             if exited_at is None and process.poll() is not None:
                 exited_at = now
-                # Whatever the worker left running in its group would hold the worktree.
+                # Whatever the worker left running (its group, its Bash calls' groups) would
+                # hold the worktree.
                 _signal_group(process.pid, signal.SIGKILL)
+                watch.signal_all(signal.SIGKILL)
             if exited_at is not None:
                 # A pipe still open this long after the end belongs to an escaped process.
                 if not selector.get_map() or now - exited_at >= limits.term_grace_secs:
                     return stop_class
             elif stop_class is None:
+                if watch.busy():
+                    last_output = now
                 stop_class = _stop_class(now, started, last_output, limits, stop_requested)
                 if stop_class is not None:
                     note(texts.LOG_STOPPING.format(reason=stop_class))
                     _signal_group(process.pid, signal.SIGTERM)
+                    watch.signal_all(signal.SIGTERM)
                     terminated_at = now
             elif (
                 not killed
@@ -237,6 +245,7 @@ def supervise(
             ):
                 note(texts.LOG_KILLING.format(grace=limits.term_grace_secs))
                 _signal_group(process.pid, signal.SIGKILL)
+                watch.signal_all(signal.SIGKILL)
                 killed = True
             if not selector.get_map():
                 time.sleep(POLL_SECS)

@@ -1,0 +1,60 @@
+"""What every worker format turns its output into."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class CostScope(StrEnum):
+    """What the cost a Result carries covers; arc's per-attempt cost follows it."""
+
+    SESSION_TOTAL = "session_total"  # the session's running total: differenced on resume
+    PROCESS = "process"  # what this worker process spent: taken as it stands
+
+
+@dataclass(frozen=True)
+class ModelError:
+    kind: str
+    retry_after_secs: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    """The normalized Result of one attempt."""
+
+    outcome: str
+    session_id: str | None
+    session_cost_usd: float | None  # the cost the Result carried, in `cost_scope`
+    model_error: ModelError | None
+    format: str  # "radian" | "claude" | "codex"
+    raw: dict[str, Any]
+    cost_scope: CostScope = CostScope.SESSION_TOTAL
+    # The session must not be resumed: it refused (Claude Code says a refused session is not
+    # to be continued) or the worker no longer has it. The next attempt starts fresh.
+    fresh_session_next: bool = False
+
+
+@dataclass(frozen=True)
+class Output:
+    """What one attempt's worker printed."""
+
+    stdout: str
+    stderr: str
+    objects: tuple[dict[str, Any], ...]  # every JSON object on stdout, in order
+    now: datetime  # aware: anchors a reset time given as a clock time
+    model: str | None = None  # [worker] model: prices a worker that reports tokens (Codex)
+    prices: dict[str, Any] = field(default_factory=dict)  # model -> prices.Price
+
+
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def number_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
