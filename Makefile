@@ -36,10 +36,11 @@ $(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	touch $(STAMP)
 
-demo: setup
+demo: setup $(NPM_TOOLS_DEP)
 	cd stalwart/examples/shop && ../../../$(PY) run.py
 	$(PY) radian/examples/demo.py
 	$(PY) radian/examples/gate_demo.py
+	$(PY) radian/examples/claude_demo.py
 
 test: test-stalwart test-radian
 

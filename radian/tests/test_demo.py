@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_env
+from npm_tools import npm_cli
+from standins.claude_env import CHECKED_VERSION
 
 pytestmark = pytest.mark.acceptance
 
@@ -51,3 +53,12 @@ def test_the_gate_demo_integrates_every_task_with_a_review_rework_and_a_conflict
     # double integrated at its first attempt, with no rework.
     assert "double todo.ready -> doing.working (attempt 002)" not in lines
     assert lines[-1] == "gate demo: every task integrated"
+
+
+def test_the_claude_demo_runs_a_plan_with_the_real_claude_code_cli() -> None:
+    npm_cli("claude", checked=CHECKED_VERSION)
+    out = run_example("claude_demo.py")
+    assert f"== Claude Code {CHECKED_VERSION} (" in out
+    assert "add-greeting todo.ready -> doing.working (attempt 001)" in out
+    assert re.search(r"add-greeting completed -> review\.verifying \(head \w{12}\)", out)
+    assert out.rstrip().endswith("Add GREETING.md")

@@ -131,7 +131,7 @@ kind = "command"
 # {attempt_id} {resume_args} (radian/docs/worker.md). radian arc start, run and confirm
 # refuse a program that does not exist or is not executable, and an unknown placeholder.
 exec_args = ["my-agent", "--brief", "{brief_file}"]
-stall_secs = 300              # no output for this long: the worker is stopped (stall)
+stall_secs = 300              # no output and no work for this long: stopped (stall)
 wall_time_secs = 3600         # an attempt may run this long (wall_time)
 session = "resume"            # "resume" the previous attempt's session, or start "fresh"
 term_grace_secs = 10          # SIGTERM, then SIGKILL after this long
