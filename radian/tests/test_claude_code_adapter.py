@@ -10,6 +10,8 @@ from cli_fixture import captured
 
 from radian.arc.worker.formats import CostScope, parse_output, session_seen
 
+pytestmark = pytest.mark.unit
+
 VERSION = "2.1.332"
 
 

@@ -9,6 +9,8 @@ from cli_fixture import captured
 from radian.arc.worker.formats import CostScope, Price, parse_output, session_seen
 from radian.arc.worker.formats.prices import PRICES
 
+pytestmark = pytest.mark.unit
+
 VERSION = "0.171.0"
 
 
