@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from stalwart.config import load_agent, load_project
+from stalwart.texts import LINT_TEXTS
 from stalwart.tools.lints import (
-    LINT_TEXTS,
     Lint,
     lint_agent,
     lint_project,

@@ -392,6 +392,74 @@ MODEL_NO_ANSWER = "The model finished without a word."
 MODEL_NOT_RUN = "this call was not run"
 
 
+# --- why the selector did not read a clause (selector/core.py) ---
+
+NOT_ENGLISH = "the turn is not English; it reads as Portuguese, which is not read yet"
+NOTHING_SAID = "the turn says nothing"
+NO_TOOL_MATCHES = "no tool matches"
+_COUNT_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def tools_match_equally(tools: Sequence[str]) -> str:
+    count = _COUNT_WORDS.get(len(tools), str(len(tools)))
+    return f"{count} tools match equally: {', '.join(tools)}"
+
+
+def required_not_given(argument: str, tool: str) -> str:
+    return f"required argument {argument} of {tool} is not given"
+
+
+def value_could_be(value: str, arguments: Sequence[str], tool: str) -> str:
+    return f"{value} could be {' or '.join(arguments)} of {tool}"
+
+
+def value_unclear(argument: str, values: Sequence[str], tool: str) -> str:
+    return f"the value of {argument} of {tool} is unclear: {' or '.join(values)}"
+
+
+def no_argument_for(value: str, tool: str) -> str:
+    return f"{tool} has no argument for {value}"
+
+
+# --- the rulebook's refusals (policy/rulebook.py) ---
+
+# Every reason a refusal can give, in one place. A reason is a clause about the refused
+# call ("it", "its <arg>") that never names the tool, so the sentences built on it name
+# the tool once: "charge_card is refused: <reason>." and, in a run's reply, "the check
+# refused charge_card, because <reason>". `{where}` is "line <n> of <file>".
+REFUSAL_TEXTS: Mapping[str, str] = {
+    "order": (
+        "{where} allows it only after {earlier}, and this session has no {earlier} "
+        "that ran and was not undone"
+    ),
+    "order_same": (
+        "{where} allows it only after {earlier} with the same {fields}, and this session "
+        "has no {earlier} with {values} that ran and was not undone"
+    ),
+    "cap_arg": "its {arg} is {value}, and {where} allows {bound} {limit}",
+    "cap_total": (
+        "its {arg} would total {total} in this session, and {where} allows a total of "
+        "{bound} {limit} per session"
+    ),
+    "cap_calls": (
+        "this would be its call {count} in this session, and {where} allows {bound} "
+        "{limit} per session"
+    ),
+    "source": "its {arg} came from {source}, and {where} requires it to come from {allowed}",
+    "not_a_number": "its {arg} is {value!r}, not a number, and {where} caps it",
+}
+
+# Where an argument may come from, as a refusal names it (`require ... from turn`).
+SOURCE_KINDS: Mapping[str, str] = {"turn": "the turn", "step": "an earlier step"}
+
+# A comparison as a refusal says it: "allows at most 500".
+BOUNDS: Mapping[str, str] = {
+    "<=": "at most",
+    "<": "less than",
+    ">=": "at least",
+    ">": "more than",
+}
+
 # --- why the check refused a call: a reason is a clause about the call that does not
 # name the tool, so each sentence built on it names the tool once ---
 
@@ -535,3 +603,24 @@ def verify_unreached(agent: str, tool: str, max_steps: int) -> str:
 
 def verify_passed(agents: int, max_steps: int) -> str:
     return f"verified {agents} agent(s) on every route of up to {max_steps} steps: no findings"
+
+
+# --- the registration lints (tools/lints.py, stalwart lint) ---
+
+# The chapter's table, as printed; `{...}` are its placeholders.
+LINT_TEXTS: Mapping[str, str] = {
+    "write_without_compensation": "a write neither compensated nor marked irreversible",
+    "write_not_retry_safe": "a write with no idempotency, so an ambiguous failure goes to a person",
+    "irreversible_without_confirmation": "an irreversible operation that asks for no confirmation",
+    "compensation_unknown_tool": "the compensation names '{undo}', which the catalogue lacks",
+    "compensation_not_retry_safe": "'{undo}' undoes it and is not retry-safe",
+    "compensation_unbound": "{argument} <- {source}",
+    "compensation_cycle": "its compensations return to '{at}'",
+    "compensation_out_of_reach": (
+        "agent '{agent_name}' can call it but not '{undo}', which undoes it, "
+        "so a run of that agent cannot undo it"
+    ),
+}
+
+# What `<from>` says when an argument of the undo has no source at all.
+UNBOUND_SOURCE = "nothing (no argument or result field named {argument})"

@@ -25,7 +25,7 @@ class Rules(Protocol):
         history: Sequence[PastCall],
         sources: Mapping[str, str] | None = None,
     ) -> str | None:
-        """None if the call is allowed, else the reason (a clause, see REFUSAL_TEXTS)."""
+        """None if the call is allowed, else the reason (a clause, see texts.REFUSAL_TEXTS)."""
         ...
 
 

@@ -46,6 +46,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Literal
 
+from stalwart import texts
 from stalwart.errors import ConfigError
 
 Comparison = Literal["<=", "<", ">=", ">"]
@@ -57,43 +58,8 @@ COMPARISONS: Mapping[str, Callable[[Decimal, Decimal], bool]] = {
     ">": lambda value, limit: value > limit,
 }
 
-# Every reason a refusal can give, in one place. A reason is a clause about the refused
-# call ("it", "its <arg>") that never names the tool, so the sentences built on it name
-# the tool once: "charge_card is refused: <reason>." and, in a run's reply, "the check
-# refused charge_card, because <reason>". `{where}` is "line <n> of <file>".
-REFUSAL_TEXTS: Mapping[str, str] = {
-    "order": (
-        "{where} allows it only after {earlier}, and this session has no {earlier} "
-        "that ran and was not undone"
-    ),
-    "order_same": (
-        "{where} allows it only after {earlier} with the same {fields}, and this session "
-        "has no {earlier} with {values} that ran and was not undone"
-    ),
-    "cap_arg": "its {arg} is {value}, and {where} allows {bound} {limit}",
-    "cap_total": (
-        "its {arg} would total {total} in this session, and {where} allows a total of "
-        "{bound} {limit} per session"
-    ),
-    "cap_calls": (
-        "this would be its call {count} in this session, and {where} allows {bound} "
-        "{limit} per session"
-    ),
-    "source": "its {arg} came from {source}, and {where} requires it to come from {allowed}",
-    "not_a_number": "its {arg} is {value!r}, not a number, and {where} caps it",
-}
-
-# A comparison as a refusal says it: "allows at most 500".
-BOUNDS: Mapping[str, str] = {
-    "<=": "at most",
-    "<": "less than",
-    ">=": "at least",
-    ">": "more than",
-}
-
 
 # Where a value may come from, as a `require` rule names it, and as a person reads it.
-SOURCE_KINDS: Mapping[str, str] = {"turn": "the turn", "step": "an earlier step"}
 
 
 @dataclass(frozen=True)
@@ -136,8 +102,8 @@ class OrderRule:
             if all(_same_value(past.args.get(f), args.get(f)) for f in self.same):
                 return None
         if not self.same:
-            return REFUSAL_TEXTS["order"].format(earlier=self.earlier, where=where)
-        return REFUSAL_TEXTS["order_same"].format(
+            return texts.REFUSAL_TEXTS["order"].format(earlier=self.earlier, where=where)
+        return texts.REFUSAL_TEXTS["order_same"].format(
             earlier=self.earlier,
             fields=" and ".join(self.same),
             values=" and ".join(f"{f} {_shown(args.get(f))}" for f in self.same),
@@ -161,13 +127,13 @@ class ArgumentCap:
             return None
         value = _number(args[self.arg])
         if value is None:
-            return REFUSAL_TEXTS["not_a_number"].format(
+            return texts.REFUSAL_TEXTS["not_a_number"].format(
                 arg=self.arg, value=args[self.arg], where=where
             )
         if COMPARISONS[self.op](value, self.limit):
             return None
-        return REFUSAL_TEXTS["cap_arg"].format(
-            arg=self.arg, value=_shown(args[self.arg]), bound=BOUNDS[self.op],
+        return texts.REFUSAL_TEXTS["cap_arg"].format(
+            arg=self.arg, value=_shown(args[self.arg]), bound=texts.BOUNDS[self.op],
             limit=self.limit, where=where,
         )  # fmt: skip
 
@@ -192,14 +158,14 @@ class TotalCap:
                 continue
             value = _number(values[self.arg])
             if value is None:
-                return REFUSAL_TEXTS["not_a_number"].format(
+                return texts.REFUSAL_TEXTS["not_a_number"].format(
                     arg=self.arg, value=values[self.arg], where=where
                 )
             total += value
         if COMPARISONS[self.op](total, self.limit):
             return None
-        return REFUSAL_TEXTS["cap_total"].format(
-            arg=self.arg, total=total, bound=BOUNDS[self.op], limit=self.limit, where=where
+        return texts.REFUSAL_TEXTS["cap_total"].format(
+            arg=self.arg, total=total, bound=texts.BOUNDS[self.op], limit=self.limit, where=where
         )
 
 
@@ -219,8 +185,8 @@ class CallsCap:
         count = 1 + sum(1 for past in history if past.tool == tool and past.ran)
         if COMPARISONS[self.op](Decimal(count), self.limit):
             return None
-        return REFUSAL_TEXTS["cap_calls"].format(
-            count=count, bound=BOUNDS[self.op], limit=self.limit, where=where
+        return texts.REFUSAL_TEXTS["cap_calls"].format(
+            count=count, bound=texts.BOUNDS[self.op], limit=self.limit, where=where
         )
 
 
@@ -234,7 +200,7 @@ class SourceRule:
 
     tool: str
     arg: str
-    allowed: tuple[str, ...]  # of SOURCE_KINDS
+    allowed: tuple[str, ...]  # of SOURCE_KINDS in texts.py
     line: int
     references: tuple[Reference, ...] = field(default=(), repr=False, compare=False)
 
@@ -247,9 +213,9 @@ class SourceRule:
         if source.split(" ", 1)[0] in self.allowed:
             return None
         shown = "the model alone" if source == "model" else source
-        return REFUSAL_TEXTS["source"].format(
+        return texts.REFUSAL_TEXTS["source"].format(
             arg=self.arg, source=shown,
-            allowed=" or ".join(SOURCE_KINDS[kind] for kind in self.allowed), where=where,
+            allowed=" or ".join(texts.SOURCE_KINDS[kind] for kind in self.allowed), where=where,
         )  # fmt: skip
 
 
@@ -271,7 +237,7 @@ class Rulebook:
         sources: Mapping[str, str] | None = None,
     ) -> str | None:
         """None when the rules allow the call, else the reason the first rule that refuses
-        it gives (a clause about the call, naming the file and line; see REFUSAL_TEXTS).
+        it gives (a clause about the call, naming the file and line; see texts.REFUSAL_TEXTS).
 
         `sources` says where each argument's value came from ("turn", "step <n>
         (<tool>)" or "model"); only `require` rules read it.
@@ -412,7 +378,7 @@ def _parse_require(reader: _Reader) -> SourceRule:
     allowed: list[str] = []
     while True:
         token = reader.next
-        if token.kind != "name" or token.text not in SOURCE_KINDS:
+        if token.kind != "name" or token.text not in texts.SOURCE_KINDS:
             raise reader.fail("'turn' or 'step'")
         reader.position += 1
         if token.text not in allowed:

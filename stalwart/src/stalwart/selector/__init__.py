@@ -36,8 +36,9 @@ from collections.abc import Sequence
 
 from stalwart.tools import ToolSpec
 
+from ..texts import NOT_ENGLISH
 from . import english, portuguese
-from .core import NOT_ENGLISH, Reading, Step, read
+from .core import Reading, Step, read
 from .grammar import Grammar
 
 __all__ = ["GRAMMAR", "Grammar", "Reading", "Step", "read_turn"]

@@ -35,32 +35,15 @@ import inspect
 import re
 import textwrap
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
+from stalwart import texts
 from stalwart.config import AgentConfig, ProjectConfig, confirms
 from stalwart.tools import ToolSpec, UndoSpec
-
-# The chapter's table, as printed; `{...}` are its placeholders.
-LINT_TEXTS: Mapping[str, str] = {
-    "write_without_compensation": "a write neither compensated nor marked irreversible",
-    "write_not_retry_safe": "a write with no idempotency, so an ambiguous failure goes to a person",
-    "irreversible_without_confirmation": "an irreversible operation that asks for no confirmation",
-    "compensation_unknown_tool": "the compensation names '{undo}', which the catalogue lacks",
-    "compensation_not_retry_safe": "'{undo}' undoes it and is not retry-safe",
-    "compensation_unbound": "{argument} <- {source}",
-    "compensation_cycle": "its compensations return to '{at}'",
-    "compensation_out_of_reach": (
-        "agent '{agent_name}' can call it but not '{undo}', which undoes it, "
-        "so a run of that agent cannot undo it"
-    ),
-}
-
-# What `<from>` says when an argument of the undo has no source at all.
-UNBOUND_SOURCE = "nothing (no argument or result field named {argument})"
 
 
 @dataclass(frozen=True)
@@ -125,7 +108,7 @@ def undo_bindings(write: ToolSpec, undo: ToolSpec) -> list[Binding]:
         elif _has(fields, param.name):
             bindings.append(Binding(param.name, f"$result.{param.name}", ""))
         else:
-            looked_for = UNBOUND_SOURCE.format(argument=param.name)
+            looked_for = texts.UNBOUND_SOURCE.format(argument=param.name)
             bindings.append(Binding(param.name, None, looked_for))
     return bindings
 
@@ -150,7 +133,9 @@ class _Context:
         self.shown_agent = agent.name if len(agent.project.agents) > 1 else None
 
     def lint(self, name: str, spec: ToolSpec, **placeholders: str) -> Lint:
-        return Lint(name, self.shown_agent, spec.name, LINT_TEXTS[name].format(**placeholders))
+        return Lint(
+            name, self.shown_agent, spec.name, texts.LINT_TEXTS[name].format(**placeholders)
+        )
 
     def undo_of(self, spec: ToolSpec) -> ToolSpec | None:
         return self.catalogue.get(spec.undo.tool) if spec.undo is not None else None
