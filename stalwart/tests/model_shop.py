@@ -156,9 +156,13 @@ def scripted(text: str | None = None, calls: Sequence[Call] = ()) -> AssistantMe
 
 
 def anthropic_answer(
-    text: str | None = None, calls: Sequence[Call] = (), usage: tuple[int, int] = (100, 20)
+    text: str | None = None,
+    calls: Sequence[Call] = (),
+    usage: tuple[int, int] = (100, 20),
+    *,
+    stop: str | None = None,
 ) -> Reply:
-    """A Messages API answer: text and tool_use blocks."""
+    """A Messages API answer: text and tool_use blocks; `stop` its stop_reason."""
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     content += [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls]
     body = {
@@ -167,7 +171,7 @@ def anthropic_answer(
         "role": "assistant",
         "model": "claude-sonnet-5-5",
         "content": content,
-        "stop_reason": "tool_use" if calls else "end_turn",
+        "stop_reason": stop or ("tool_use" if calls else "end_turn"),
         "stop_sequence": None,
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
     }
@@ -175,10 +179,16 @@ def anthropic_answer(
 
 
 def openai_answer(
-    text: str | None = None, calls: Sequence[Call] = (), usage: tuple[int, int] = (100, 20)
+    text: str | None = None,
+    calls: Sequence[Call] = (),
+    usage: tuple[int, int] = (100, 20),
+    *,
+    stop: str | None = None,
+    refusal: str | None = None,
 ) -> Reply:
-    """A Chat Completions answer: content and function tool calls."""
-    message: dict[str, Any] = {"role": "assistant", "content": text}
+    """A Chat Completions answer: content and function tool calls; `stop` its
+    finish_reason, `refusal` the message's refusal in place of content."""
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": refusal}
     if calls:
         message["tool_calls"] = [
             {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
@@ -194,7 +204,7 @@ def openai_answer(
                 "index": 0,
                 "message": message,
                 "logprobs": None,
-                "finish_reason": "tool_calls" if calls else "stop",
+                "finish_reason": stop or ("tool_calls" if calls else "stop"),
             }
         ],
         "usage": {
@@ -234,6 +244,18 @@ class Provider:
                     for block in message["content"]
                     if block["type"] == "tool_result"
                 ]
+        return found
+
+    def call_ids(self, body: dict[str, Any]) -> list[str]:
+        """The id of every tool call the request's assistant turns carry, in order."""
+        found: list[str] = []
+        for message in body["messages"]:
+            if message["role"] != "assistant":
+                continue
+            if self.name == "openai":
+                found += [call["id"] for call in message.get("tool_calls") or []]
+            elif isinstance(message["content"], list):
+                found += [b["id"] for b in message["content"] if b["type"] == "tool_use"]
         return found
 
     def plain_conversation(self, *said: tuple[str, str]) -> list[dict[str, Any]]:

@@ -388,6 +388,33 @@ def model_cap_because(model: str, calls: int) -> str:
     return f"the model {model} made {calls} calls without finishing"
 
 
+def model_refused_because(model: str, said: str | None) -> str:
+    """The model declined the turn (Anthropic's `refusal`, OpenAI's `refusal` message)."""
+    return f"the model {model} refused this turn" + (f" (it said {brief(said)})" if said else "")
+
+
+# The provider withheld the answer (OpenAI's `content_filter`).
+MODEL_FILTERED = "the provider's content filter withheld its answer"
+
+
+def model_cut_off_detail(tools: list[str]) -> str:
+    """An answer cut off at the token limit while it asked for tool calls: none of them ran
+    (the last one's arguments may be cut short: an amount of 4 for 40.00)."""
+    return (
+        f"its answer was cut off at its max_tokens limit while asking for {', '.join(tools)}, "
+        "so none of its calls ran"
+    )
+
+
+def model_truncated_reply(text: str | None) -> str:
+    """The model's last word cut off at the token limit: never shown as if complete."""
+    if not text:
+        return "The model's answer was cut off at its max_tokens limit before it said anything."
+    return (
+        f"The model's answer was cut off at its max_tokens limit; what it said is not all: {text}…"
+    )
+
+
 MODEL_NO_ANSWER = "The model finished without a word."
 MODEL_NOT_RUN = "this call was not run"
 

@@ -35,6 +35,7 @@ from ..models import (
     Message,
     Model,
     ModelResponse,
+    Stop,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -133,6 +134,9 @@ def ask(
             finished=ledger.clock.now(),
         )
     )
+    stopped = _stopped(response, selector)
+    if stopped is not None:
+        return stopped
     seen = _seen_results(ledger, run)
     steps: list[dict[str, Any]] = []
     for call in response.tool_calls:
@@ -148,6 +152,26 @@ def ask(
             }
         )
     return Answer(text=response.text, steps=steps)
+
+
+def _stopped(response: ModelResponse, selector: str) -> Answer | Failure | None:
+    """What a stop other than an answer or tool calls makes of the run, or None to go on.
+
+    A refusal or a filtered answer fails the run (the model will not finish it); calls cut
+    off at the token limit never run (the last one's arguments may be cut short), and
+    the run fails rather than ask again under the same limit; a last word cut off is
+    the reply, said to be cut off.
+    """
+    if response.stop is Stop.REFUSED:
+        return Failure({"cause": "model_refused", "model": selector, "said": response.text})
+    if response.stop is Stop.FILTERED:
+        return Failure({"cause": "model", "model": selector, "detail": texts.MODEL_FILTERED})
+    if response.stop is Stop.TRUNCATED:
+        if response.tool_calls:
+            detail = texts.model_cut_off_detail([call.name for call in response.tool_calls])
+            return Failure({"cause": "model", "model": selector, "detail": detail})
+        return Answer(text=texts.model_truncated_reply(response.text), steps=[])
+    return None
 
 
 def _in_parameter_order(spec: ToolSpec | None, args: dict[str, Any]) -> dict[str, Any]:
@@ -257,6 +281,7 @@ def _recorded_answer(response: ModelResponse) -> dict[str, Any]:
         "usage": response.usage.model_dump(),
         "cost_usd": _cost(response.cost_usd),
         "stop_reason": response.stop_reason,
+        "stop": response.stop.value,
     }
 
 

@@ -165,6 +165,8 @@ def _cause(run: RunRow) -> str:
         return texts.operator_because()
     if cause == "model":
         return texts.model_failed_because(failure["model"], failure["detail"])
+    if cause == "model_refused":
+        return texts.model_refused_because(failure["model"], failure.get("said"))
     if cause == "model_cap":
         return texts.model_cap_because(failure["model"], failure["calls"])
     return texts.failed_because(failure.get("tool", "?"), failure.get("error", "?"))

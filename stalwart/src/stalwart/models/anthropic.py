@@ -16,16 +16,30 @@ from .base import (
     Completion,
     Message,
     Request,
+    Stop,
     ToolCall,
     ToolDefinition,
     ToolResultMessage,
     Usage,
     UserMessage,
+    stop_of,
 )
 from .official import OfficialClientAdapter, is_count, shown
 
 # The Messages API requires max_tokens on every request.
 DEFAULT_MAX_TOKENS = 4096
+
+# The Messages API's stop reasons in stalwart's words. `pause_turn` (a server tool's long
+# turn) is not here: stalwart sends no server tools, and an unknown reason is read by
+# what came (tool calls or not).
+STOPS: dict[str, Stop] = {
+    "end_turn": Stop.END,
+    "stop_sequence": Stop.END,
+    "tool_use": Stop.TOOL_USE,
+    "max_tokens": Stop.TRUNCATED,
+    "model_context_window_exceeded": Stop.TRUNCATED,
+    "refusal": Stop.REFUSED,
+}
 
 
 class AnthropicAdapter(OfficialClientAdapter):
@@ -128,6 +142,7 @@ def read_message(selector: str, message: object) -> Completion:
         tool_calls=tuple(calls),
         usage=_usage(selector, usage),
         stop_reason=getattr(message, "stop_reason", None),
+        stop=stop_of(getattr(message, "stop_reason", None), STOPS, bool(calls)),
     )
 
 

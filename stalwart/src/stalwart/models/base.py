@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import StrEnum
 from functools import partial
 from typing import Annotated, Any, Literal, Protocol
 
@@ -78,12 +79,30 @@ class Usage(_Frozen):
         )
 
 
+class Stop(StrEnum):
+    """Why a model stopped, in one vocabulary for every provider (each adapter maps its
+    provider's words onto these; docs/models.md has the table)."""
+
+    END = "end"  # it finished its answer
+    TOOL_USE = "tool_use"  # it asks for tool calls
+    TRUNCATED = "truncated"  # cut off at its token limit: the answer is not all there
+    REFUSED = "refused"  # it declined to answer
+    FILTERED = "filtered"  # the provider's content filter withheld the answer
+
+
+def stop_of(reason: str | None, table: dict[str, Stop], has_calls: bool) -> Stop:
+    """A provider's stop reason as a Stop; one the table lacks (or none) by what came."""
+    found = table.get(reason) if reason is not None else None
+    return found or (Stop.TOOL_USE if has_calls else Stop.END)
+
+
 class ModelResponse(_Frozen):
     """One answer of a model.
 
     `cost_usd` is None when the model's price is not in the price table. `model` is the
     `provider:model` selector that was called; `stop_reason` is the provider's own word
-    for why it stopped (e.g. 'end_turn', 'tool_use', 'stop', 'max_tokens'), when it says.
+    for why it stopped (e.g. 'end_turn', 'tool_use', 'stop', 'max_tokens'), when it says,
+    and `stop` the same in stalwart's words, for every provider alike.
     """
 
     text: str | None
@@ -92,6 +111,7 @@ class ModelResponse(_Frozen):
     cost_usd: Decimal | None = None
     model: str
     stop_reason: str | None = None
+    stop: Stop = Stop.END
 
     def as_message(self) -> AssistantMessage:
         """The answer as it goes into the history."""
@@ -134,6 +154,7 @@ class Completion:
     tool_calls: tuple[ToolCall, ...]
     usage: Usage
     stop_reason: str | None
+    stop: Stop | None = None  # None: read from the calls (tool_use if any, else end)
 
 
 class ProviderAdapter(Protocol):
@@ -215,9 +236,33 @@ class Model:
         )
         return ModelResponse(
             text=completion.text,
-            tool_calls=completion.tool_calls,
+            tool_calls=distinct_call_ids(completion.tool_calls, request.messages),
             usage=completion.usage,
             cost_usd=self._prices.cost(self.selector, completion.usage),
             model=self.selector,
             stop_reason=completion.stop_reason,
+            stop=completion.stop or stop_of(None, {}, bool(completion.tool_calls)),
         )
+
+
+def distinct_call_ids(
+    calls: Sequence[ToolCall], history: Sequence[Message]
+) -> tuple[ToolCall, ...]:
+    """The calls with ids no other call of the answer or the history has.
+
+    Some OpenAI-compatible servers repeat an id within one answer, or leave it empty; a
+    result is matched to its call by id, so two calls under one id would both be told
+    the first one's result. A repeated or empty id is renamed `<id>_<n>` (n its place in
+    the answer, counted from 1, raised until free), and the renamed id is the one the
+    record keeps and the next request sends, in the call and in its result alike.
+    """
+    taken = {c.id for m in history if isinstance(m, AssistantMessage) for c in m.tool_calls}
+    distinct: list[ToolCall] = []
+    for place, call in enumerate(calls, 1):
+        new_id, n = call.id, place
+        while not new_id or new_id in taken:
+            new_id = f"{call.id or 'call'}_{n}"
+            n += len(calls)
+        taken.add(new_id)
+        distinct.append(call if new_id == call.id else call.model_copy(update={"id": new_id}))
+    return tuple(distinct)

@@ -18,13 +18,25 @@ from .base import (
     Completion,
     Message,
     Request,
+    Stop,
     ToolCall,
     ToolDefinition,
     ToolResultMessage,
     Usage,
     UserMessage,
+    stop_of,
 )
 from .official import OfficialClientAdapter, is_count, shown
+
+# Chat Completions' finish reasons in stalwart's words. A message's `refusal` (in place of
+# its content) is read as Stop.REFUSED whatever the finish reason says.
+STOPS: dict[str, Stop] = {
+    "stop": Stop.END,
+    "tool_calls": Stop.TOOL_USE,
+    "function_call": Stop.TOOL_USE,
+    "length": Stop.TRUNCATED,
+    "content_filter": Stop.FILTERED,
+}
 
 
 class OpenAIAdapter(OfficialClientAdapter):
@@ -111,13 +123,15 @@ def read_completion(selector: str, completion: object) -> Completion:
         or not isinstance(tool_calls, list | None)
     ):
         raise ModelReplyInvalid(selector, f"a message that cannot be read: {shown(message)}")
-    calls = tuple(_tool_call(selector, call) for call in tool_calls or ())
+    cut_off = STOPS.get(finish) is Stop.TRUNCATED
+    calls = tuple(_tool_call(selector, call, cut_off) for call in tool_calls or ())
     return Completion(
         # A refusal is the model's answer to the person, in place of content.
         text=content or refusal or None,
         tool_calls=calls,
         usage=_usage(selector, getattr(completion, "usage", None)),
         stop_reason=finish,
+        stop=Stop.REFUSED if refusal and not content else stop_of(finish, STOPS, bool(calls)),
     )
 
 
@@ -130,7 +144,9 @@ def _usage(selector: str, usage: Any) -> Usage:
     return Usage(input_tokens=given, output_tokens=taken)
 
 
-def _tool_call(selector: str, call: Any) -> ToolCall:
+def _tool_call(selector: str, call: Any, cut_off: bool = False) -> ToolCall:
+    """A function call, its arguments parsed. Cut off at the token limit, its arguments
+    may be half a JSON text: they are kept as {} (a cut-off call is never run)."""
     if getattr(call, "type", None) != "function":
         raise ModelReplyInvalid(selector, f"unsupported tool call: {shown(call)}")
     function = getattr(call, "function", None)
@@ -140,6 +156,8 @@ def _tool_call(selector: str, call: Any) -> ToolCall:
     try:
         arguments = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as error:
+        if cut_off:
+            return ToolCall(id=call.id, name=name, arguments={})
         raise ModelReplyInvalid(
             selector, f"tool call {call.id} ({name}): arguments are not JSON ({error}): {text!r}"
         ) from error
