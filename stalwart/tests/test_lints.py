@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stalwart.config import load_agent, load_project
-from stalwart.texts import LINT_TEXTS
+from stalwart.texts import EXTRA_LINT_TEXTS, LINT_TEXTS
 from stalwart.tools.lints import (
     Lint,
     lint_agent,
@@ -174,7 +174,24 @@ def test_irreversible_without_confirmation(lints: Lints) -> None:
     assert lints(CLEAN, one_agent("announce", facts=confirmed)) == []
     # A compensated write that runs unconfirmed can still be undone: not this lint.
     write_unconfirmed = "  - write: {confirm: false}\n"
-    assert lints(CLEAN, one_agent("write", "unwrite", facts=write_unconfirmed)) == []
+    assert "irreversible_without_confirmation" not in " ".join(
+        lints(CLEAN, one_agent("write", "unwrite", facts=write_unconfirmed))
+    )
+
+
+def test_write_without_confirmation_is_stalwarts_own_lint(lints: Lints) -> None:
+    write_unconfirmed = "  - write: {confirm: false}\n"
+    assert lints(CLEAN, one_agent("write", "unwrite", facts=write_unconfirmed)) == [
+        "write: write_without_confirmation: a write that asks for no confirmation "
+        "(confirm: false), though every write is confirmed by a person"
+    ]
+    assert "write_without_confirmation" not in LINT_TEXTS  # the chapter's table stays its own
+    assert lints(CLEAN, one_agent("write", "unwrite")) == []
+    # An irreversible write unconfirmed is the chapter's lint, said once.
+    facts = "  - announce: {confirm: false}\n"
+    assert [line.split(": ")[1] for line in lints(CLEAN, one_agent("announce", facts=facts))] == [
+        "irreversible_without_confirmation"
+    ]
 
 
 def test_compensation_unknown_tool(lints: Lints) -> None:

@@ -16,7 +16,15 @@ from click.testing import CliRunner
 from stalwart.cli import main
 from stalwart.config import load_agent, load_project
 from stalwart.texts import IRREVERSIBLE_IN_ATOMIC_RUN
-from stalwart.verify import Code, Finding, Report, routes, verify_agent, verify_project
+from stalwart.verify import (
+    Code,
+    Finding,
+    Report,
+    check_turns,
+    routes,
+    verify_agent,
+    verify_project,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SHOP = REPO / "stalwart" / "examples" / "shop"
@@ -350,3 +358,95 @@ def test_the_installed_command_verifies_the_shop() -> None:
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["passed"] is True
+
+
+# --- sample turns ----------------------------------------------------------------------------
+
+SHOP_TURNS = """\
+turns:
+  - turn: "charge order 4411 40.00, then update the crm for order 4411"
+    steps:
+      - {tool: charge_card, args: {order: 4411, amount: 40.00}}
+      - {tool: update_crm, args: {order: 4411}}
+  - turn: "cobrar o pedido 4411"
+    unread: "the turn is not English; it reads as Portuguese, which is not read yet"
+"""
+
+
+def test_the_shops_sample_turns_read_as_the_file_says(tmp_path: Path) -> None:
+    turns = tmp_path / "turns.yaml"
+    turns.write_text(SHOP_TURNS)
+    findings, count = check_turns(load_project(SHOP / "agent.yaml"), turns)
+    assert (findings, count) == ([], 2)
+    result = CliRunner().invoke(main, ["verify", str(SHOP / "agent.yaml"), "--turns", str(turns)])
+    assert result.exit_code == 0, result.output
+    as_json = CliRunner().invoke(
+        main, ["verify", "--json", str(SHOP / "agent.yaml"), "--turns", str(turns)]
+    )
+    assert json.loads(as_json.stdout)["turns"] == 2
+
+
+LOOK = """
+@tool
+def look(order: int) -> dict:
+    \"\"\"Look up an order.\"\"\"
+    return {"order": order}
+"""
+
+LOOK_TURNS = """\
+turns:
+  - turn: "look up order 4411"
+    steps: [{tool: look, args: {order: 4411}}]
+  - turn: "cobrar o pedido 4411"
+    unread: "no tool matches"
+"""
+
+
+def test_a_turn_that_changed_reading_is_qg201(project: Write, tmp_path: Path) -> None:
+    before = project(LOOK, desk("look"))
+    turns = tmp_path / "turns.yaml"
+    turns.write_text(LOOK_TURNS)
+    findings, _ = check_turns(load_project(before), turns)
+    # The second turn's expected reason is wrong: it is not read for another reason.
+    assert [(f.code.value, f.tool) for f in findings] == [("QG201", "turns[1]")]
+    assert findings[0].text == (
+        "the turn 'cobrar o pedido 4411' now reads as unread (the turn is not English; it "
+        "reads as Portuguese, which is not read yet), not as unread (no tool matches)"
+    )
+    # A tool added with the same words: the first turn now reads differently.
+    grown = (
+        LOOK
+        + '''
+@tool
+def look_up_order(order: int) -> dict:
+    """Look up an order in the archive."""
+    return {"order": order}
+'''
+    )
+    after = project(grown, desk("look", "look_up_order"))
+    turns.write_text(LOOK_TURNS.split('  - turn: "cobrar')[0])
+    changed, count = check_turns(load_project(after), turns)
+    assert count == 1
+    assert [(f.code.value, f.tool, f.route) for f in changed] == [("QG201", "turns[0]", ())]
+    assert changed[0].text == (
+        "the turn 'look up order 4411' now reads as unread (two tools match equally: look, "
+        "look_up_order), not as look(order=4411)"
+    )
+    result = CliRunner().invoke(main, ["verify", str(after), "--turns", str(turns)])
+    assert result.exit_code == 1
+    assert result.stdout.startswith("QG201 desk [(no route)]: the turn 'look up order 4411'")
+
+
+def test_a_bad_turns_file_is_a_config_error(project: Write, tmp_path: Path) -> None:
+    path = project(LOOK, desk("look"))
+    turns = tmp_path / "turns.yaml"
+    turns.write_text("turns:\n  - turn: hello\n")
+    result = CliRunner().invoke(main, ["verify", str(path), "--turns", str(turns)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"{turns}: turns[0]: expected either steps: [...] or unread: <reason>, "
+        "not both or neither\n"
+    )
+    turns.write_text("agent: back\nturns: []\n")
+    result = CliRunner().invoke(main, ["verify", str(path), "--turns", str(turns)])
+    assert result.stderr == f"{turns}: agent: no agent named 'back'; the agent.yaml has: desk\n"

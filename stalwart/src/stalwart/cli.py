@@ -40,7 +40,13 @@ from stalwart.record import open_store
 from stalwart.record.usage import session_usage
 from stalwart.texts import resumed_line, verify_passed, verify_unreached
 from stalwart.tools.lints import lint_agent, lint_project
-from stalwart.verify import DEFAULT_MAX_STEPS, Report, verify_agent, verify_project
+from stalwart.verify import (
+    DEFAULT_MAX_STEPS,
+    Report,
+    check_turns,
+    verify_agent,
+    verify_project,
+)
 
 EXIT_FINDINGS = 1  # `verify` found something
 EXIT_BAD_CONFIG = 2
@@ -83,17 +89,27 @@ def lint(config: Path, agent_name: str | None) -> None:
     show_default=True,
     help="The longest route explored.",
 )
+@click.option(
+    "--turns",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Sample turns and how each must read (see docs/verify.md).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def verify(config: Path, agent_name: str | None, max_steps: int, as_json: bool) -> None:
+def verify(
+    config: Path, agent_name: str | None, max_steps: int, turns: Path | None, as_json: bool
+) -> None:
     """Check CONFIG (agent.yaml) before launch; exit 1 on any finding."""
     try:
+        project = load_project(config)
         if agent_name is None:
-            project = load_project(config)
             report = verify_project(project, max_steps=max_steps)
             agents = len(project.agents)
         else:
             report = verify_agent(load_agent(config, agent_name), max_steps=max_steps)
             agents = 1
+        if turns is not None:
+            report = report.with_turns(*check_turns(project, turns))
     except ConfigError as error:
         click.echo(str(error), err=True)
         raise SystemExit(EXIT_BAD_CONFIG) from None

@@ -594,8 +594,9 @@ VERIFY_TEXTS: Mapping[str, tuple[str, str]] = {
         "add {undo} to agent '{agent}''s tools",
     ),
     "QG201": (
-        "the turn {turn} now reads as {got}, not as {expected}",
-        "update the turns file if the new reading is meant, or change the tools back",
+        "the turn {turn!r} now reads as {got}, not as {expected}",
+        "if the new reading is meant, write it in the turns file; else change back the tool "
+        "names, docstrings or parameters that changed it",
     ),
 }
 
@@ -649,5 +650,32 @@ LINT_TEXTS: Mapping[str, str] = {
     ),
 }
 
+# stalwart's own lints, beyond the chapter's eight.
+EXTRA_LINT_TEXTS: Mapping[str, str] = {
+    "write_without_confirmation": (
+        "a write that asks for no confirmation (confirm: false), though every write is "
+        "confirmed by a person"
+    ),
+}
+
 # What `<from>` says when an argument of the undo has no source at all.
 UNBOUND_SOURCE = "nothing (no argument or result field named {argument})"
+
+
+def verify_unread(reason: str) -> str:
+    return f"unread ({reason})"
+
+
+def verify_steps(calls: Sequence[str]) -> str:
+    return ", then ".join(calls) if calls else "no steps"
+
+
+TURNS_STEPS_OR_UNREAD = "expected either steps: [...] or unread: <reason>, not both or neither"
+
+
+def turns_agent_missing(agents: Sequence[str]) -> str:
+    return f"the agent.yaml has several agents ({', '.join(agents)}); name one with agent:"
+
+
+def turns_agent_unknown(agent: str, agents: Sequence[str]) -> str:
+    return f"no agent named {agent!r}; the agent.yaml has: {', '.join(agents)}"

@@ -16,6 +16,9 @@ Decisions the chapter leaves open:
   marked retry-safe is still sent once, so it is still `write_not_retry_safe`.
 - `irreversible_without_confirmation`: every write is confirmed unless agent.yaml says
   `confirm: false` under its name; an irreversible write that says so is linted.
+- `write_without_confirmation` (stalwart's own, not the chapter's): any other write that
+  says `confirm: false`, since chapter 34 has every write confirmed by a person
+  (`stalwart verify` reports it as QG014).
 - `compensation_not_retry_safe` fires only for an undo that is a write: a read is
   always retried.
 - `compensation_unbound`: each *required* argument of the undo is bound from the write
@@ -133,9 +136,8 @@ class _Context:
         self.shown_agent = agent.name if len(agent.project.agents) > 1 else None
 
     def lint(self, name: str, spec: ToolSpec, **placeholders: str) -> Lint:
-        return Lint(
-            name, self.shown_agent, spec.name, texts.LINT_TEXTS[name].format(**placeholders)
-        )
+        template = texts.LINT_TEXTS.get(name) or texts.EXTRA_LINT_TEXTS[name]
+        return Lint(name, self.shown_agent, spec.name, template.format(**placeholders))
 
     def undo_of(self, spec: ToolSpec) -> ToolSpec | None:
         return self.catalogue.get(spec.undo.tool) if spec.undo is not None else None
@@ -159,6 +161,11 @@ def write_not_retry_safe(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
 def irreversible_without_confirmation(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
     if spec.irreversible and not confirms(spec):
         yield context.lint("irreversible_without_confirmation", spec)
+
+
+def write_without_confirmation(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    if spec.writes and not spec.irreversible and not confirms(spec):
+        yield context.lint("write_without_confirmation", spec)
 
 
 def compensation_unknown_tool(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
@@ -207,6 +214,7 @@ LINTS: tuple[Callable[[ToolSpec, _Context], Iterator[Lint]], ...] = (
     write_without_compensation,
     write_not_retry_safe,
     irreversible_without_confirmation,
+    write_without_confirmation,
     compensation_unknown_tool,
     compensation_not_retry_safe,
     compensation_unbound,
