@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stalwart.config import load_agent, load_project
-from stalwart.texts import EXTRA_LINT_TEXTS, LINT_TEXTS
+from stalwart.texts import LINT_TEXTS
 from stalwart.tools.lints import (
     Lint,
     lint_agent,
