@@ -314,3 +314,7 @@ def test_an_authentication_failure_stops_retrying(
     assert record["model_error"] == {"kind": "authentication", "retry_after_secs": None,
                                      "message": message}  # fmt: skip
     assert str(task(world, "t1").state) == "failed.irrecoverable", lines
+    assert (
+        f"t1 failed (model, poisoned) -> failed.irrecoverable: the worker cannot authenticate "
+        f"({message}); log it in, then radian arc rework t1"
+    ) in lines

@@ -54,6 +54,7 @@ def test_a_per_process_cost_is_taken_as_it_stands_on_a_resumed_session(
     assert second["session_id"] == first["session_id"] == "sess-old"  # resumed
     assert first["cost_usd"] == 0.5
     assert second["cost_usd"] == 0.5  # differenced, it would be 0.00
+    assert second["cost_scope"] == "process" and second["session_cost_usd"] == 0.5
     assert task(git_repo, "t1").total_cost_usd == pytest.approx(1.0)
 
 

@@ -155,6 +155,7 @@ def settle(
         "reason": outcome.reason,
         "cost_usd": cost,
         "session_cost_usd": outcome.session_cost_usd,
+        "cost_scope": outcome.cost_scope,
         "session_id": outcome.session_id,
         "base_sha": outcome.base_sha,
         "head_sha": outcome.head_sha,
@@ -216,6 +217,9 @@ def _decide(
         return [texts.delivery_failed(name, reason)]
     if next_step is Next.IRRECOVERABLE:
         transition(task, State.IRRECOVERABLE, clock, retry_at=None)
+        error = outcome.model_error or {}
+        if error.get("kind") == "authentication":
+            return [texts.poisoned_authentication(name, str(error.get("message") or "-"))]
         return [texts.poisoned(name)]
     if next_step is Next.CANCELLED:
         transition(task, State.CANCELLED, clock, retry_at=None)

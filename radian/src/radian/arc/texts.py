@@ -150,6 +150,14 @@ def poisoned(task: str) -> str:
     return f"{task} failed (model, poisoned) -> failed.irrecoverable"
 
 
+def poisoned_authentication(task: str, message: str) -> str:
+    """A worker that cannot log in: no retry can change that (radian/docs/worker.md)."""
+    return (
+        f"{task} failed (model, poisoned) -> failed.irrecoverable: the worker cannot "
+        f"authenticate ({message}); log it in, then radian arc rework {task}"
+    )
+
+
 def retry_at(task: str, failure_class: str, when: str) -> str:
     return f"{task} failed ({failure_class}) -> retry at {when}"
 
