@@ -10,8 +10,9 @@ Claude Code (checked against 2.1.332):
   session id comes first (system/init), every content block streams, and the version is known
   (the cost scope depends on it);
 - `--permission-mode default` with `--allowedTools`: in `-p` nothing asks, so a tool not listed
-  is denied. `acceptEdits` would deny every Bash call in `-p`, and `bypassPermissions` is
-  refused as root unless IS_SANDBOX=1 and allows everything;
+  is denied. `acceptEdits` denies every Bash call that is not read-only in `-p` (git add and
+  git push: "This command requires approval"), and `bypassPermissions` is refused as root
+  unless IS_SANDBOX=1 and allows everything;
 - Bash is allowed for git add/commit/push/status/diff/log and the usual test commands; add
   your own (`Bash(npm test:*)`) to the list.
 
