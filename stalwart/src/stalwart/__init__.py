@@ -26,6 +26,7 @@ from .errors import (
     SessionBusy,
     StalwartError,
     ToolDefinitionError,
+    ToolSourceError,
     UndoGaveUp,
     UnkeyableArgument,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "StalwartError",
     "SystemClock",
     "ToolDefinitionError",
+    "ToolSourceError",
     "ToolSpec",
     "UndoGaveUp",
     "UndoSpec",

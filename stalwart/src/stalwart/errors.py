@@ -34,6 +34,7 @@ class ErrorCode(StrEnum):
     SESSION_BUSY = "session_busy"
     UNKEYABLE_ARGUMENT = "unkeyable_argument"
     TOOL_DEFINITION = "tool_definition"
+    TOOL_SOURCE = "tool_source"
     UNDO_GAVE_UP = "undo_gave_up"
 
 
@@ -208,6 +209,14 @@ class ToolDefinitionError(StalwartError, ValueError):
     """A tool is declared in a way that cannot work (raised when it is declared)."""
 
     code = ErrorCode.TOOL_DEFINITION
+
+
+class ToolSourceError(StalwartError):
+    """A tool source cannot give its tools: a module that fails to import, defines no
+    tools, or shares its name with another project's. Loading a config reports it as a
+    ConfigError at the source's key."""
+
+    code = ErrorCode.TOOL_SOURCE
 
 
 class UndoGaveUp(StalwartError):

@@ -31,22 +31,21 @@ any other key is a tool's name and its value the facts about it: `writes`, `undo
 `irreversible_without_confirmation` reports it on irreversible writes.
 
 Relative paths resolve from the yaml's folder. `python:` modules import under their own
-names with that folder on `sys.path`, so the project's own code (`from shop.tools
-import CALLS`) sees the very module the agent calls, and loading the same file again
-reuses it. Two folders whose modules share a top-level name cannot both be loaded in
-one process: the second load is a ConfigError naming both places, never a silent mix
+names with that folder on `sys.path` (see `stalwart.tools.sources`), so the project's own
+code sees the very module the agent calls, and loading the same file again reuses it. Two
+folders whose modules share a top-level name cannot both be loaded in one process: the
+second load is a ConfigError naming both places, never a silent mix
 (`unload_tool_modules(project)` forgets the first project's modules when that is meant).
 
 Every error is a ConfigError naming the file, the key path (`agents.desk.tools[3]`),
-what was expected and, where the yaml says, the line and column.
+what was expected and, where the yaml says, the line and column (`yamldoc.py` reads the
+YAML with its positions and refuses a key said twice; this module assembles the config).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import re
-import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -54,20 +53,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stalwart.errors import ConfigError, ToolDefinitionError
+from stalwart.errors import ConfigError, ToolDefinitionError, ToolSourceError
 from stalwart.models.pricing import Price, PriceTable
 from stalwart.policy.rulebook import Rulebook, load_rulebook
-from stalwart.tools import ToolSpec, UndoSpec, parse_undo, tools_in_module
+from stalwart.tools import ToolSpec, UndoSpec, parse_undo
+from stalwart.tools.sources import MODULE_NAME, SOURCE_KEYS, python_source, unload_python_sources
 
-Loc = tuple[str | int, ...]
+from .yamldoc import Loc, YamlDocument
+
 _M = TypeVar("_M", bound=BaseModel)
 
-SOURCE_KEYS = ("python",)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
@@ -135,16 +133,7 @@ def unload_tool_modules(project: ProjectConfig) -> None:
     that copies an example into a temporary folder needs it). The project already loaded
     keeps working: its specs hold the functions themselves.
     """
-    folder = project.folder
-    tops = {name.split(".")[0] for name in project.modules}
-    for name, module in list(sys.modules.items()):
-        if name.split(".")[0] not in tops:
-            continue
-        origin = _module_origin(module)
-        if origin is not None and origin.is_relative_to(folder):
-            del sys.modules[name]
-    sys.path[:] = [entry for entry in sys.path if entry != str(folder)]
-    importlib.invalidate_caches()
+    unload_python_sources(project.folder, project.modules)
 
 
 def load_agent(path: str | Path, agent: str | None = None) -> AgentConfig:
@@ -224,12 +213,10 @@ class _Loader:
         self.source = source
         self.file = str(source)
         self.folder = source.parent
-        self.text = text
-        self.root: yaml.Node | None = None
+        self.document = YamlDocument(self.file, text)
 
     def error(self, loc: Loc, expected: str, *, at_key: bool = False) -> ConfigError:
-        line, column = self._position(loc, at_key)
-        return ConfigError(self.file, _key_path(loc), expected, line, column)
+        return self.document.error(loc, expected, at_key=at_key)
 
     def load(self) -> ProjectConfig:
         data = self._parse_yaml()
@@ -281,39 +268,12 @@ class _Loader:
         return prices
 
     def _parse_yaml(self) -> Any:
-        try:
-            self.root = yaml.compose(self.text, Loader=yaml.SafeLoader)
-            data = yaml.safe_load(self.text)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            problem = getattr(error, "problem", None) or str(error)
-            line = mark.line + 1 if mark is not None else None
-            column = mark.column + 1 if mark is not None else None
-            raise ConfigError(self.file, "", f"invalid YAML: {problem}", line, column) from error
-        if self.root is not None:
-            self._refuse_duplicate_keys(self.root, ())
+        data = self.document.parse()
         if not isinstance(data, dict):
             raise ConfigError(
                 self.file, "", "expected a mapping with an 'agents' key at the top", 1, 1
             )
         return data
-
-    def _refuse_duplicate_keys(self, node: yaml.Node, loc: Loc) -> None:
-        # PyYAML keeps the last of two equal keys; a person meant one of them.
-        if isinstance(node, yaml.MappingNode):
-            seen: set[str] = set()
-            for key, value in node.value:
-                name = key.value if isinstance(key, yaml.ScalarNode) else str(key.value)
-                if name in seen:
-                    raise ConfigError(
-                        self.file, _key_path((*loc, name)), "this key appears twice",
-                        key.start_mark.line + 1, key.start_mark.column + 1,
-                    )  # fmt: skip
-                seen.add(name)
-                self._refuse_duplicate_keys(value, (*loc, name))
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                self._refuse_duplicate_keys(item, (*loc, index))
 
     def _validate(self, model: type[_M], data: Any, loc: Loc) -> _M:
         try:
@@ -342,7 +302,7 @@ class _Loader:
             (key,) = item
             if key in SOURCE_KEYS:
                 module = self._validate(_RawSource, item, loc).python
-                if not _MODULE.match(module):
+                if not MODULE_NAME.match(module):
                     raise self.error((*loc, key), f"expected a module name, got {module!r}")
                 modules.append(((*loc, key), module))
             else:
@@ -357,9 +317,10 @@ class _Loader:
         provider: dict[str, str] = {}
         said_at: dict[str, Loc] = {}  # where each tool's undo was said, for errors
         for loc, name in modules:
-            found = tools_in_module(self._import(loc, name))
-            if not found:
-                raise self.error(loc, f"module {name!r} defines no @tool functions")
+            try:
+                found = python_source(self.folder, name)
+            except ToolSourceError as error:
+                raise self.error(loc, str(error)) from error.__cause__
             for tool_name, spec in found.items():
                 if tool_name in catalogue and catalogue[tool_name].func is not spec.func:
                     raise self.error(
@@ -440,38 +401,6 @@ class _Loader:
                     f"(it takes {taken})",
                 )
 
-    def _import(self, loc: Loc, name: str) -> types.ModuleType:
-        top = name.split(".")[0]
-        local = _local_module(self.folder, top)
-        if local is not None:
-            self._refuse_collision(loc, top, local)
-            if str(self.folder) not in sys.path:
-                # Kept on the path: tools may import more of their package later.
-                sys.path.insert(0, str(self.folder))
-        importlib.invalidate_caches()
-        try:
-            module = importlib.import_module(name)
-        except Exception as error:  # whatever the module raised while it ran
-            raise self.error(
-                loc, f"module {name!r} failed to import: {type(error).__name__}: {error}"
-            ) from error
-        if local is not None:
-            self._refuse_collision(loc, top, local)
-        return module
-
-    def _refuse_collision(self, loc: Loc, top: str, local: Path) -> None:
-        existing = sys.modules.get(top)
-        if existing is None:
-            return
-        origin = _module_origin(existing)
-        if origin != local:
-            raise self.error(
-                loc,
-                f"module {top!r} is already imported from {origin or 'elsewhere'}, not from "
-                f"{local}; two projects whose tool modules share a name cannot be loaded "
-                "in one process",
-            )
-
     def _rulebook(self, path_text: str | None, catalogue: Mapping[str, ToolSpec]) -> Rulebook:
         if path_text is None:
             return Rulebook(source=None)
@@ -541,29 +470,6 @@ class _Loader:
             )  # fmt: skip
         return ModelSelector(provider=provider.strip(), model=model.strip(), raw=raw)
 
-    def _position(self, loc: Loc, at_key: bool) -> tuple[int | None, int | None]:
-        node = self.root
-        mark = node.start_mark if node is not None else None
-        for step in loc:
-            if isinstance(node, yaml.MappingNode):
-                pair = next(
-                    ((k, v) for k, v in node.value if getattr(k, "value", None) == step), None
-                )
-                if pair is None:
-                    break
-                mark = pair[0].start_mark if at_key and step == loc[-1] else pair[1].start_mark
-                node = pair[1]
-            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
-                if step >= len(node.value):
-                    break
-                node = node.value[step]
-                mark = node.start_mark
-            else:
-                break
-        if mark is None:
-            return None, None
-        return mark.line + 1, mark.column + 1
-
 
 def _first_repeat(names: list[str]) -> int | None:
     """The index of the first name that came before, if any."""
@@ -573,16 +479,6 @@ def _first_repeat(names: list[str]) -> int | None:
             return index
         seen.add(name)
     return None
-
-
-def _key_path(loc: Loc) -> str:
-    path = ""
-    for step in loc:
-        if isinstance(step, int):
-            path += f"[{step}]"
-        else:
-            path += ("." if path else "") + str(step)
-    return path
 
 
 _TYPE_NAMES = {
@@ -637,20 +533,3 @@ def _unwrap(annotation: Any) -> Any:
         if len(members) == 1:
             return members[0]
     return annotation
-
-
-def _local_module(folder: Path, top: str) -> Path | None:
-    """The package folder or module file for `top` in the yaml's folder, if there is one."""
-    for candidate in (folder / top, folder / f"{top}.py"):
-        if candidate.exists():
-            return candidate.resolve()
-    return None
-
-
-def _module_origin(module: types.ModuleType) -> Path | None:
-    file = getattr(module, "__file__", None)
-    if file is not None:
-        path = Path(file).resolve()
-        return path.parent if path.name == "__init__.py" else path
-    locations = list(getattr(module, "__path__", []))
-    return Path(locations[0]).resolve() if locations else None

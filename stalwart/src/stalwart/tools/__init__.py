@@ -1,7 +1,8 @@
 """Tools: the `@tool` decorator, a tool's spec, and the JSON schema of its arguments.
 
-`spec.py` holds the decorator and the spec; `lints.py` the registration lints over an
-agent's catalogue (imported on its own: it reads the config, which reads the tools).
+`spec.py` holds the decorator and the spec; `sources.py` where tools come from (`python:`
+modules); `lints.py` the registration lints over an agent's catalogue (imported on its
+own: it reads the config, which reads the tools).
 """
 
 from __future__ import annotations
