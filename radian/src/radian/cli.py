@@ -24,6 +24,7 @@ from radian.arc.loop import Loop, NoVerifier, RunReport, Verifier
 from radian.arc.records import Switch
 from radian.arc.store import ArcStore
 from radian.arc.worker.presets import WORKER_NAMES
+from radian.worker.main import worker_command
 
 # 1 (refused) and 2 (bad usage or configuration) are the exit_code of the ArcError raised
 # (radian.arc.errors); these two are the run's own.
@@ -101,6 +102,8 @@ def arc(ctx: click.Context, repo: Path | None) -> None:
     """arc: work through a plan of tasks on a git repository."""
     ctx.obj = Context(find_repo_root(repo or Path(os.getcwd())))
 
+
+main.add_command(worker_command, "worker")
 
 pass_context = click.make_pass_decorator(Context)
 

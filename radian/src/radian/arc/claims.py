@@ -62,7 +62,7 @@ def claim_record(
 
 def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
     """start, run and confirm refuse a bad worker.exec_args before any claim."""
-    problems = worker_api.validate_exec_args(config.worker.exec_args, repo_root=store.repo_root)
+    problems = worker_api.validate_exec_args(config.worker.agent_args, repo_root=store.repo_root)
     if problems:
         raise ConfigError(texts.bad_exec_args(problems))
 

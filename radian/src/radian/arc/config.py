@@ -53,20 +53,45 @@ class PriceConfig(_Section):
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)
+class PermissionsConfig(_Section):
+    """An ACP worker's permission policy: what arc answers to session/request_permission
+    (radian/docs/acp.md). Anything naming a path outside the worktree is always refused."""
+
+    edits: Literal["allow", "refuse"] = "allow"
+    commands: Literal["allow", "refuse"] = "allow"
+
+
+# `kind = "radian"`: the radian worker over ACP, `exec_args` defaulting to this program.
+RADIAN_WORKER_ARGS = ("radian", "worker")
 
 
 class WorkerConfig(_Section):
-    kind: Literal["command"] = "command"
+    # "command": a program that prints a Result; "acp": an agent speaking the Agent Client
+    # Protocol over stdio; "radian": radian's own ACP agent (`radian worker`).
+    kind: Literal["command", "acp", "radian"] = "command"
     exec_args: list[str] = Field(default_factory=list)
     # What {resume_args} expands to when resuming ({session_id} filled in): Claude Code's
     # `--resume <id>`; Codex's `resume <id>` subcommand.
     resume_args: list[str] = Field(default_factory=lambda: ["--resume", "{session_id}"])
     model: str | None = None  # prices a worker that reports tokens, not money (Codex)
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     stall_secs: float = Field(default=300, gt=0)
     wall_time_secs: float = Field(default=3600, gt=0)
     session: Literal["resume", "fresh"] = "resume"
     term_grace_secs: float = Field(default=10, ge=0)
+
+    @property
+    def speaks_acp(self) -> bool:
+        return self.kind in ("acp", "radian")
+
+    @property
+    def agent_args(self) -> list[str]:
+        """The worker's program and arguments as configured (the radian worker's default
+        when `kind = "radian"` leaves exec_args empty)."""
+        if self.kind == "radian" and not self.exec_args:
+            return list(RADIAN_WORKER_ARGS)
+        return list(self.exec_args)
 
 
 class MutationConfig(_Section):

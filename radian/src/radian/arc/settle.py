@@ -140,8 +140,11 @@ def settle(
         task.session_cost_usd = None
     elif outcome.worker_started and outcome.session_id:
         # An attempt that reported no total (a crash) leaves its session's last known total
-        # as the base of the next resumed attempt's cost; a new session starts its own.
-        if outcome.session_id != task.session_id or outcome.session_cost_usd is not None:
+        # as the base of the next resumed attempt's cost; a new session starts its own. What
+        # one process spent (the ACP client's prompt-turn fee) is no base for anything.
+        if outcome.cost_scope == "process":
+            task.session_cost_usd = None
+        elif outcome.session_id != task.session_id or outcome.session_cost_usd is not None:
             task.session_cost_usd = outcome.session_cost_usd
         task.session_id = outcome.session_id
     record: dict[str, Any] = {

@@ -111,7 +111,7 @@ def task_text(document: dict[str, Any]) -> list[str]:
         error = attempt["model_error"]
         if error:
             after = error.get("retry_after_secs")
-            details = f"{error.get('kind')}"
+            details = f"{error.get('kind') or 'error'}"
             if after is not None:
                 details += f" (retry_after_secs {after:g})"
             if error.get("message"):

@@ -19,6 +19,7 @@ from radian.arc.atomic import write_json_atomic
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import WorkerConfig
 from radian.arc.worker import texts
+from radian.arc.worker.acp import client_exec_args
 from radian.arc.worker.delivery import Delivery, check_delivery
 from radian.arc.worker.files import CANCELLED, AttemptFiles, WrapperSpec, read_json_or_none
 from radian.arc.worker.formats import Price, WorkerResult, parse_output, session_seen
@@ -79,7 +80,7 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
         remote=spec.remote,
         target_branch=spec.target_branch,
         start_mid_merge=spec.start_mid_merge,
-        exec_args=list(spec.worker.exec_args),
+        exec_args=wrapper_exec_args(spec.worker),
         session_id=session_id,
         stall_secs=spec.worker.stall_secs,
         wall_time_secs=spec.worker.wall_time_secs,
@@ -98,6 +99,16 @@ def with_delivery(brief: str, branch: str, remote: str) -> str:
     (the branch, the remote, the literal push command), so a brief a person wrote never has
     to say how to deliver."""
     return brief.rstrip("\n") + "\n" + texts.DELIVERY.format(branch=branch, remote=remote)
+def wrapper_exec_args(worker: WorkerConfig) -> list[str]:
+    """What the wrapper runs: the worker's exec_args, or for an ACP worker the ACP client
+    in front of them."""
+    if not worker.speaks_acp:
+        return list(worker.exec_args)
+    return client_exec_args(
+        worker.agent_args,
+        edits=worker.permissions.edits,
+        commands=worker.permissions.commands,
+    )
 
 
 def ended_attempt(attempt_dir: Path, clock: Clock, started_at: str | None) -> AttemptEnd | None:

@@ -17,7 +17,7 @@ class CostScope(StrEnum):
 
 @dataclass(frozen=True)
 class ModelError:
-    kind: str
+    kind: str | None  # None: an error told as text only (the radian worker's _meta.radian.error)
     retry_after_secs: float | None = None
     message: str | None = None
 

@@ -35,7 +35,7 @@ def parse(output: Output) -> WorkerResult | None:
         model_error=_model_error(raw.get("model_error")),
         format="radian",
         raw=raw,
-        cost_scope=COST_SCOPE,
+        cost_scope=CostScope.PROCESS if raw.get("cost_scope") == "process" else COST_SCOPE,
     )
 
 
@@ -44,8 +44,12 @@ def session_seen(objects: tuple[dict[str, Any], ...]) -> str | None:
 
 
 def _model_error(value: Any) -> ModelError | None:
-    if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
+    if not isinstance(value, dict):
         return None
+    if not isinstance(value.get("kind"), str):
+        # an error told as text with no kind: kept, and it takes the ordinary retry rules
+        message = text_or_none(value.get("message"))
+        return ModelError(kind=None, message=message) if message else None
     return ModelError(
         kind=value["kind"],
         retry_after_secs=number_or_none(value.get("retry_after_secs")),
