@@ -37,7 +37,7 @@ def add_task(repo: Path, tmp_path: Path, name: str = "greet") -> None:
 
 def attempts(repo: Path, task: str) -> list[dict[str, object]]:
     document = json.loads(arc(repo, "show", task, "--json").output)
-    return list(document["attempts"])  # type: ignore[arg-type]
+    return list(document["attempts"])
 
 
 def worker_log(repo: Path, task: str, attempt: str = "001") -> str:
@@ -158,6 +158,7 @@ def test_a_stall_stops_a_silent_worker(git_repo: Path, tmp_path: Path, stand_in:
     assert "radian worker: session/cancel received" in log
 
 
+@pytest.mark.acceptance
 def test_cancel_mid_prompt_sends_session_cancel(
     git_repo: Path, tmp_path: Path, stand_in: StandIn, radian_bin: Path
 ) -> None:
