@@ -42,9 +42,8 @@ def stand_in() -> Iterator[AnthropicStandIn]:
 
 
 def arc(repo: Path, *args: str) -> Result:
-    return CliRunner().invoke(
-        main, ["arc", "--repo", str(repo), *args], env={"RADIAN_ARC_FAKE_NOW": "2026-11-30T07:00:00Z"}
-    )
+    fake_now = {"RADIAN_ARC_FAKE_NOW": "2026-11-30T07:00:00Z"}
+    return CliRunner().invoke(main, ["arc", "--repo", str(repo), *args], env=fake_now)
 
 
 def test_the_claude_code_acp_adapter_delivers_a_task_under_arc(

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from radian.arc.budget import attempt_cost
-from radian.arc.config import parse_config
+from radian.arc.config import DEFAULT_CONFIG, parse_config
 from radian.arc.worker import parse_result
 from radian.arc.worker.acp import client_exec_args, permissions
 from radian.arc.worker.acp.client import result_line
 from radian.arc.worker.acp.stop_reasons import outcome_of
 from radian.arc.worker.acp.terminals import Terminal
 from radian.arc.worker.attempt import wrapper_exec_args
+from radian.arc.worker.presets import config_with_worker
 
 pytestmark = pytest.mark.unit
 
@@ -86,7 +87,7 @@ def test_the_result_carries_the_fee_its_scope_and_the_error_text() -> None:
     assert parsed is not None
     assert (parsed.outcome, parsed.cost_scope, parsed.session_cost_usd) == (
         "failed",
-        "attempt",
+        "process",
         0.25,
     )
     assert parsed.model_error is not None and parsed.model_error.kind is None
@@ -130,3 +131,12 @@ def test_an_acp_worker_runs_the_client_in_front_of_the_agent() -> None:
     command = parse_config('[worker]\nexec_args = ["w"]\n', "arc.toml").worker
     assert wrapper_exec_args(command) == ["w"]
     assert client_exec_args(["a"])[-2:] == ["--", "a"]
+
+
+def test_init_worker_radian_configures_the_radian_worker_over_acp() -> None:
+    text = config_with_worker(DEFAULT_CONFIG, "radian")
+    worker = parse_config(text, "arc.toml").worker
+    assert (worker.kind, worker.speaks_acp) == ("radian", True)
+    assert worker.agent_args == ["radian", "worker", "--model", "anthropic:claude-sonnet-4-5"]
+    assert (worker.permissions.edits, worker.permissions.commands) == ("allow", "allow")
+    assert wrapper_exec_args(worker)[:3] == [sys.executable, "-m", "radian.arc.worker.acp"]

@@ -18,7 +18,7 @@ from conftest import run_env, write_config
 from radian.arc.clock import FakeClock
 from radian.arc.config import DEFAULT_CONFIG, load_config
 from radian.arc.worker.command import CommandValues, expand_exec_args
-from radian.arc.worker.presets import PRESETS, config_with_worker
+from radian.arc.worker.presets import config_with_worker
 
 OLD_CLAUDE = """\
 import json, os
@@ -58,7 +58,7 @@ def test_a_per_process_cost_is_taken_as_it_stands_on_a_resumed_session(
     assert task(git_repo, "t1").total_cost_usd == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("worker", sorted(PRESETS))
+@pytest.mark.parametrize("worker", ["claude-code", "codex"])
 def test_init_writes_a_worker_config_that_loads(
     git_repo: Path, radian_bin: Path, worker: str
 ) -> None:

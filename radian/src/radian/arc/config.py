@@ -53,6 +53,8 @@ class PriceConfig(_Section):
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)
+
+
 class PermissionsConfig(_Section):
     """An ACP worker's permission policy: what arc answers to session/request_permission
     (radian/docs/acp.md). Anything naming a path outside the worktree is always refused."""

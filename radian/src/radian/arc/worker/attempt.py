@@ -99,6 +99,8 @@ def with_delivery(brief: str, branch: str, remote: str) -> str:
     (the branch, the remote, the literal push command), so a brief a person wrote never has
     to say how to deliver."""
     return brief.rstrip("\n") + "\n" + texts.DELIVERY.format(branch=branch, remote=remote)
+
+
 def wrapper_exec_args(worker: WorkerConfig) -> list[str]:
     """What the wrapper runs: the worker's exec_args, or for an ACP worker the ACP client
     in front of them."""

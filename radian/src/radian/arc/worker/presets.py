@@ -1,4 +1,5 @@
-"""`radian arc init --worker claude-code|codex`: a [worker] section that delivers as shipped.
+"""`radian arc init --worker claude-code|codex|radian`: a [worker] section that delivers as
+shipped.
 
 Each preset gives the worker what delivery takes (edit files, git add, commit and push its
 branch, run the repository's tests) and nothing more, as far as the CLI allows. The brief arc
@@ -84,6 +85,24 @@ term_grace_secs = 10          # SIGTERM, then SIGKILL after this long
 # output = 10.0
 """,
 }
+
+PRESETS["radian"] = """\
+[worker]
+kind = "radian"
+# The radian worker over ACP (radian/docs/acp.md): `radian worker`, radian's own coding agent,
+# its model from the provider's official client (pip install 'radian[anthropic]' or
+# 'radian[openai]'; ANTHROPIC_API_KEY / OPENAI_API_KEY). It edits and runs commands through
+# arc, which allows both inside the task's worktree and nothing outside it.
+exec_args = ["radian", "worker", "--model", "anthropic:claude-sonnet-4-5"]
+stall_secs = 300              # no output and no work for this long: stopped (stall)
+wall_time_secs = 3600         # an attempt may run this long (wall_time)
+session = "resume"            # session/load the previous attempt's session, or start "fresh"
+term_grace_secs = 10          # SIGTERM, then SIGKILL after this long
+
+[worker.permissions]          # arc's answer to the worker's permission requests
+edits = "allow"               # allow | refuse: file edits inside the worktree
+commands = "allow"            # allow | refuse: commands run inside the worktree
+"""
 
 WORKER_NAMES = tuple(PRESETS)
 
