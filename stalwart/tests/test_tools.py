@@ -82,7 +82,7 @@ def test_json_schema_from_hints_and_docstring() -> None:
                 "anyOf": [{"type": "string", "format": "decimal"}, {"type": "null"}],
                 "default": None,
             },
-            "kind": {"enum": ["a", "b"], "default": "a"},
+            "kind": {"enum": ["a", "b"], "type": "string", "default": "a"},
         },
         "required": ["hotel", "nights", "rate"],
         "additionalProperties": False,

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tools.boundary import Refusal
 
 
 class ErrorCode(StrEnum):
@@ -36,6 +40,9 @@ class ErrorCode(StrEnum):
     TOOL_DEFINITION = "tool_definition"
     TOOL_SOURCE = "tool_source"
     UNDO_GAVE_UP = "undo_gave_up"
+    NOT_RECORDABLE = "not_recordable"
+    ARGUMENT_REFUSED = "argument_refused"
+    TOOL_TIMEOUT = "tool_timeout"
 
 
 class StalwartError(Exception):
@@ -203,6 +210,31 @@ class UnkeyableArgument(StalwartError, TypeError):
     """An argument whose value cannot be rendered stably into an idempotency key."""
 
     code = ErrorCode.UNKEYABLE_ARGUMENT
+
+
+class NotRecordable(StalwartError, TypeError):
+    """A value the record cannot hold exactly (an arbitrary object, a set): it would come
+    back as something else, so the step that produced it fails instead."""
+
+    code = ErrorCode.NOT_RECORDABLE
+
+
+class ArgumentRefused(StalwartError, ValueError):
+    """A value that does not fit its parameter's type; `refusal` says where, what it was
+    and what it should have been (`tools.boundary.Refusal`)."""
+
+    code = ErrorCode.ARGUMENT_REFUSED
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.reason)
+        self.refusal = refusal
+
+
+class ToolTimeout(StalwartError, TimeoutError):
+    """A tool call ran past the timeout its tool declares. Its effect is in doubt (a
+    `TimeoutError`): the chapter's rules for a call in doubt apply."""
+
+    code = ErrorCode.TOOL_TIMEOUT
 
 
 class ToolDefinitionError(StalwartError, ValueError):

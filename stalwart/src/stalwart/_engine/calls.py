@@ -4,7 +4,6 @@ the arguments typed back as the tool declares them, and the call as its tool rea
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
 from ..policy.check import UndoPlan
@@ -121,16 +120,9 @@ def as_current(run: RunRow, call: CallRow) -> CurrentCall:
 def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
     """Arguments as the tool's hints declare them, whichever process reads them back.
 
-    The record keeps JSON, where a Decimal is its text; the tool, and the key computed
-    from the arguments, see the Decimal again. The arguments come in the order of the
-    tool's parameters, as a confirmation shows them.
+    The record keeps JSON, where a Decimal is its text and a datetime its ISO text; the
+    tool, and the key computed from the arguments, see the typed values again (see
+    `ToolSpec.typed`). The arguments come in the order of the tool's parameters, as a
+    confirmation shows them.
     """
-    order = {param.name: position for position, param in enumerate(spec.params)}
-    typed: dict[str, Any] = {}
-    for name in sorted(args, key=lambda name: order.get(name, len(order))):
-        value = args[name]
-        param = spec.param(name)
-        if param is not None and param.base_type is Decimal and isinstance(value, str | int):
-            value = Decimal(value)
-        typed[name] = value
-    return typed
+    return spec.typed(args)

@@ -2,7 +2,8 @@
 
 The arguments are rendered as canonical JSON (sorted keys, no spaces) with numbers
 rendered stably: an int as its digits, a float by `repr` (the shortest text that reads
-back to the same float), a Decimal normalised without exponent. So the same call at the
+back to the same float), a Decimal normalised without exponent; any other typed value
+(a datetime, a UUID, an Enum, a model) by its JSON form in the record. So the same call at the
 same step of the same session always has the same key, in any process.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from ..errors import UnkeyableArgument
+from ..errors import NotRecordable, UnkeyableArgument
 
 
 def canonical_json(value: Any) -> str:
@@ -65,4 +66,17 @@ def _render(value: Any) -> str:
         return "{" + ",".join(f"{_string(k)}:{_render(v)}" for k, v in items) + "}"
     if isinstance(value, list | tuple):
         return "[" + ",".join(_render(v) for v in value) + "]"
-    raise UnkeyableArgument(f"{type(value).__name__} {value!r} has no stable JSON form")
+    return _render(_json_form(value))
+
+
+def _json_form(value: Any) -> Any:
+    """A typed argument (a datetime, an Enum, a model) keyed as the record keeps it."""
+    # Imported here: the record's schema reads texts, which reads this module.
+    from ..record.schema import json_default
+
+    try:
+        return json_default(value)
+    except NotRecordable:
+        raise UnkeyableArgument(
+            f"{type(value).__name__} {value!r} has no stable JSON form"
+        ) from None

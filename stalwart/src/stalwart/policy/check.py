@@ -6,14 +6,13 @@ that marks the call in flight, so what the check allowed is durable before the s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Protocol
 
 from .. import texts
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus
-from ..tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec, UndoSpec
+from ..tools import IDEMPOTENCY_KEY_PARAM, ToolSpec, UndoSpec
 from .rulebook import PastCall
 
 
@@ -81,9 +80,9 @@ class Check:
             declared = spec.param(name)
             if declared is None or name == IDEMPOTENCY_KEY_PARAM:
                 return Verdict.refused(tool, texts.unknown_argument_reason(name))
-            expected = _type_missed(declared, value)
-            if expected is not None:
-                return Verdict.refused(tool, texts.wrong_type_reason(name, value, expected))
+            refused = declared.type.refusal(name, value)
+            if refused is not None:
+                return Verdict.refused(tool, refused.reason)
         reason = self.rules.refusal(tool, args, history, sources)
         if reason is not None:
             return Verdict.refused(tool, reason)
@@ -128,40 +127,6 @@ class Check:
         if reason is not None:
             return Verdict(False, texts.undo_refused(plan.tool, reason), reason)
         return Verdict(True, texts.allowed_undo(plan.tool, write.tool, write.step, plan.sources))
-
-
-# What a value of each simple hint may be, as the record and a model hand it over (JSON:
-# a Decimal comes as its text), and how a refusal names the type. Other hints are not
-# checked here.
-_ACCEPTS: Mapping[Any, tuple[Callable[[Any], bool], str]] = {
-    bool: (lambda v: isinstance(v, bool), "true or false"),
-    int: (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
-    float: (lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number"),
-    Decimal: (lambda v: _decimal_text(v), "a decimal number"),
-    str: (lambda v: isinstance(v, str), "text"),
-}
-
-
-def _type_missed(param: Param, value: Any) -> str | None:
-    """None if the value fits the parameter's hint, else the type it should have been."""
-    if value is None and (not param.required or param.base_type is not param.annotation):
-        return None
-    accepts = _ACCEPTS.get(param.base_type)
-    if accepts is None:
-        return None
-    fits, expected = accepts
-    return None if fits(value) else expected
-
-
-def _decimal_text(value: Any) -> bool:
-    if isinstance(value, Decimal):
-        return value.is_finite()
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return False
-    try:
-        return Decimal(value).is_finite()
-    except ArithmeticError:
-        return False
 
 
 def _sources(undo: UndoSpec, undo_spec: ToolSpec, write: CallRow) -> dict[str, str] | str:

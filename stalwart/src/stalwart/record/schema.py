@@ -8,12 +8,21 @@ rows in and out with `to_columns` / `from_columns`. Column kinds are abstract:
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import enum
 import json
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import StrEnum
 from operator import attrgetter
 from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from .. import texts
+from ..errors import NotRecordable
 
 
 class CallStatus(StrEnum):
@@ -305,9 +314,16 @@ def replace_row(row: Row, **changes: Any) -> Row:
 
 
 def as_recorded(value: Any) -> Any:
-    """A value as the record gives it back (JSON-shaped), whichever backend keeps it."""
+    """A value as the record gives it back (JSON-shaped), whichever backend keeps it.
+
+    `NotRecordable` for a value the record cannot hold exactly (see `json_default`)."""
     dumped = _dump(value)
     return None if dumped is None else json.loads(dumped)
+
+
+def recorded_text(value: Any) -> str:
+    """The canonical JSON text the record keeps for a value (`NotRecordable` as above)."""
+    return _ENCODER.encode(value)
 
 
 def _dump(value: Any) -> str | None:
@@ -322,15 +338,32 @@ def _load(value: Any) -> Any:
     return json.loads(value)
 
 
-def _jsonable(value: Any) -> Any:
-    # Tool results may hold Decimals, sets or dataclasses; keep what a person can read.
+def json_default(value: Any) -> Any:
+    """The JSON form of a value JSON has no type for, one level down; the encoder renders
+    what it returns.
+
+    Each is exact, given the type it is read back as (the typed boundary reads it back
+    for a parameter of that type): a Decimal is its text, a datetime, date or time its
+    ISO 8601 text, a UUID its text, an Enum its value, a pydantic model its JSON mode
+    dump, a dataclass its fields. Anything else (an arbitrary object, a set, whose order
+    differs between processes, bytes) is `NotRecordable`: kept as `str()` it would come
+    back as text, and an undo bound to it would act on that text.
+    """
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    return str(value)
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    raise NotRecordable(texts.not_recordable(value))
 
 
 # The canonical text of a JSON column: sorted keys, no spaces. One encoder, made once
 # (`json.dumps` with options builds a new one on every call); it keeps no state.
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_jsonable)
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=json_default)

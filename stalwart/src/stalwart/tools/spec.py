@@ -8,6 +8,7 @@ callable and testable on its own.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import re
@@ -15,10 +16,13 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any, overload
 
-from ..errors import ToolDefinitionError
+from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+
+from .. import texts
+from ..errors import ArgumentRefused, ToolDefinitionError
+from .boundary import ParamType
 
 # A parameter with this name is filled by the runtime with the call's idempotency key;
 # it is never bound from a turn and never shown to a model.
@@ -62,17 +66,21 @@ class UndoSpec:
 
 @dataclass(frozen=True)
 class Param:
-    """One argument a tool takes."""
+    """One argument a tool takes; `type` checks and converts its values (boundary.py)."""
 
     name: str
     annotation: Any
     required: bool
     default: Any = None
     description: str = ""
+    type: ParamType = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type", ParamType(self.annotation))
 
     @property
     def base_type(self) -> Any:
-        """The annotation with Optional[...] removed."""
+        """The annotation with Optional[...] and Annotated[...] removed."""
         return _strip_optional(self.annotation)
 
 
@@ -132,21 +140,46 @@ class ToolSpec:
         return dataclasses.replace(self, **changes)
 
     def json_schema(self) -> dict[str, Any]:
-        """A JSON schema (draft 2020-12 object) of the arguments a caller supplies."""
+        """A JSON schema (draft 2020-12 object) of the arguments a caller supplies: each
+        parameter's from its hint (boundary.py), with its docstring's description and its
+        default; the definitions of models it names gathered in one `$defs`."""
         properties: dict[str, Any] = {}
+        definitions: dict[str, Any] = {}
         for param in self.params:
-            schema = type_schema(param.annotation)
+            schema = param.type.schema()
+            definitions.update(schema.pop("$defs", {}))
             if param.description:
                 schema = {**schema, "description": param.description}
             if not param.required and _is_jsonable(param.default):
                 schema = {**schema, "default": param.default}
             properties[param.name] = schema
-        return {
+        described: dict[str, Any] = {
             "type": "object",
             "properties": properties,
             "required": [p.name for p in self.params if p.required],
             "additionalProperties": False,
         }
+        if definitions:
+            described["$defs"] = definitions
+        return described
+
+    def typed(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Arguments as the tool's hints declare them, in the order of its parameters.
+
+        Each value that fits its parameter is converted (the record's `"40.00"` is the
+        Decimal again, an ISO text a datetime); one that does not is left as it is, for
+        the check to refuse.
+        """
+        order = {param.name: position for position, param in enumerate(self.params)}
+        typed: dict[str, Any] = {}
+        for name in sorted(args, key=lambda name: order.get(name, len(order))):
+            value = args[name]
+            param = self.param(name)
+            if param is not None:
+                with contextlib.suppress(ArgumentRefused):
+                    value = param.type.convert(name, value)
+            typed[name] = value
+        return typed
 
     def call(self, args: Mapping[str, Any], idempotency_key: str | None = None) -> Any:
         """Call the function with exactly these arguments (and the key, if it takes one)."""
@@ -255,7 +288,7 @@ def spec_from_function(
     """Read a function's signature, hints and docstring into a ToolSpec."""
     tool_name = name or function.__name__
     try:
-        hints = typing.get_type_hints(function)
+        hints = typing.get_type_hints(function, include_extras=True)  # Annotated kept
     except Exception as error:  # a hint that names something undefined
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read type hints: {error}") from error
     doc = inspect.getdoc(function) or ""
@@ -271,15 +304,20 @@ def spec_from_function(
             takes_key = True
             continue
         required = parameter.default is inspect.Parameter.empty
-        params.append(
-            Param(
+        annotation = hints.get(parameter.name, Any)
+        try:
+            param = Param(
                 name=parameter.name,
-                annotation=hints.get(parameter.name, Any),
+                annotation=annotation,
                 required=required,
                 default=None if required else parameter.default,
                 description=described.get(parameter.name, ""),
             )
-        )
+        except (PydanticSchemaGenerationError, PydanticUserError) as error:
+            raise ToolDefinitionError(
+                texts.unchecked_parameter(tool_name, parameter.name, annotation, error)
+            ) from None
+        params.append(param)
     return ToolSpec(
         name=tool_name,
         func=function,
@@ -294,41 +332,18 @@ def spec_from_function(
 
 
 def type_schema(annotation: Any) -> dict[str, Any]:
-    """The JSON schema of one Python type hint."""
-    if annotation is Any or annotation is inspect.Parameter.empty:
-        return {}
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in args if a is not type(None)]
-        schemas = [type_schema(a) for a in members]
-        if len(members) < len(args):
-            schemas.append({"type": "null"})
-        return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
-    if origin is typing.Literal:
-        return {"enum": list(args)}
-    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple, set, frozenset):
-        item = type_schema(args[0]) if args else {}
-        return {"type": "array", "items": item} if item else {"type": "array"}
-    if origin is dict or annotation is dict:
-        return {"type": "object"}
-    simple = {
-        bool: {"type": "boolean"},
-        int: {"type": "integer"},
-        float: {"type": "number"},
-        Decimal: {"type": "string", "format": "decimal"},
-        str: {"type": "string"},
-    }
-    if annotation in simple:
-        return dict(simple[annotation])
-    return {}
+    """The JSON schema of one Python type hint (see boundary.py)."""
+    return ParamType(annotation).schema()
 
 
 def _strip_optional(annotation: Any) -> Any:
+    """The hint less Optional[...] and Annotated[...]'s constraints."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _strip_optional(typing.get_args(annotation)[0])
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         members = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(members) == 1:
-            return members[0]
+            return _strip_optional(members[0])
     return annotation
 
 
