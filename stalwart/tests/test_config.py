@@ -332,7 +332,7 @@ def test_yaml_syntax_error_names_its_line(make_project: MakeProject) -> None:
             DESK + "rulebok: ./policy.co\n",
             "rulebok",
             "unknown key 'rulebok'; expected one of: agents, tools, rulebook, runs, record, "
-            "operator_token_env, prices",
+            "operator_token_env, prices, serve",
             7,
         ),
         (

@@ -47,7 +47,7 @@ from .policy.check import Check
 from .record import Store, open_store
 from .record.ledger import Ledger
 from .record.memory import Message, read_next, rewind
-from .record.schema import MODEL_KIND, RunRow
+from .record.schema import MODEL_KIND, CallRow, RunRow
 from .record.usage import SessionUsage, session_usage
 from .replies import Reply, Waiting
 from .selector import Grammar
@@ -261,28 +261,7 @@ class Agent:
         ledger = self._peek(user, session)
         if ledger is None:
             return []
-        tools_by_id = {call.call_id: call.tool for call in ledger.calls}
-        return [
-            RecordedCall(
-                call_id=call.call_id,
-                run=call.run_id,
-                step=call.step,
-                kind=call.kind,
-                tool=call.tool,
-                args=call.args,
-                status=call.status,
-                result=call.result,
-                error=call.error,
-                key=call.key,
-                allowed=call.allowed,
-                undoes=call.undoes,
-                undone_by=call.undone_by,
-                undone_by_tool=tools_by_id.get(call.undone_by or ""),
-                tries=call.tries,
-            )
-            for call in ledger.calls
-            if call.kind != MODEL_KIND
-        ]
+        return recorded_calls(ledger.calls)
 
     def usage(self, session: str) -> SessionUsage:
         """The tokens and cost of every ask of the model in a session, per run and in total.
@@ -427,6 +406,32 @@ class Agent:
         if record.session.user != user or record.session.agent != self.name:
             raise NotYourSession(texts.not_your_session(user, sid))
         return Ledger(self.store, self.clock, record, new=False)
+
+
+def recorded_calls(calls: Sequence[CallRow]) -> list[RecordedCall]:
+    """A session's calls as `Agent.record` gives them: every call but the model's asks."""
+    tools_by_id = {call.call_id: call.tool for call in calls}
+    return [
+        RecordedCall(
+            call_id=call.call_id,
+            run=call.run_id,
+            step=call.step,
+            kind=call.kind,
+            tool=call.tool,
+            args=call.args,
+            status=call.status,
+            result=call.result,
+            error=call.error,
+            key=call.key,
+            allowed=call.allowed,
+            undoes=call.undoes,
+            undone_by=call.undone_by,
+            undone_by_tool=tools_by_id.get(call.undone_by or ""),
+            tries=call.tries,
+        )
+        for call in calls
+        if call.kind != MODEL_KIND
+    ]
 
 
 _PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})

@@ -17,6 +17,14 @@
   model in the session: one line per run that asked one, and a total. It reads the
   record only: no model is loaded and no key is needed.
 
+- `stalwart serve agent.yaml` serves the person's pages and the JSON API (the `serve`
+  extra; see docs/serving.md), on 127.0.0.1:8000 unless `--host`/`--port` say otherwise,
+  and prints the address it serves.
+- `stalwart chat agent.yaml --user U` is the same in a terminal: turns typed, questions
+  answered with single keys.
+- `stalwart users set USERS_FILE NAME` adds a user of the login form, or changes their
+  password (read without echo, or from stdin with `--password-stdin`).
+
 A file that cannot be loaded exits 2 with the ConfigError's message on stderr; a wrong
 or missing operator token exits 3, and an undo that cannot be made exits 4, each with
 its message on stderr and nothing changed. `usage` of a session the record does not hold
@@ -27,13 +35,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
+from stalwart._engine.retry import UndoBackoff
 from stalwart.agent import Agent
+from stalwart.clock import SystemClock
 from stalwart.config import AgentConfig, load_agent, load_project
 from stalwart.errors import AnswerError, ConfigError, OperatorTokenError
 from stalwart.record import open_store
@@ -213,3 +224,80 @@ def _agents(config: Path, agent_name: str | None, *, one: bool = False) -> Itera
     finally:
         for agent in agents:
             agent.close()
+
+
+@main.command()
+@_CONFIG
+@click.option("--agent", "agent_name", default=None, help="The agent to serve.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=int, help="The port (0: any free).")
+@click.option("--workers", default=1, show_default=True, type=int,
+              help="Worker processes (several need a PostgreSQL record).")  # fmt: skip
+@click.option("--run-threads", default=64, show_default=True, type=int,
+              help="Threads that advance runs, per worker.")  # fmt: skip
+def serve(
+    config: Path, agent_name: str | None, host: str, port: int, workers: int, run_threads: int
+) -> None:
+    """Serve CONFIG's agent: the person's pages, the inbox, the operator, the JSON API."""
+    try:
+        from stalwart.serve.server import run_server
+        from stalwart.serve.texts import served_at
+    except ImportError as missing:
+        click.echo(f"stalwart serve needs the serve extra: pip install 'stalwart[serve]' "
+                   f"({missing})", err=True)  # fmt: skip
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    try:
+        agent_config = load_agent(config, agent_name)
+    except ConfigError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    run_server(agent_config, host=host, port=port, workers=workers, run_threads=run_threads,
+               announce=lambda url: click.echo(served_at(url), nl=True))  # fmt: skip
+
+
+@main.command()
+@_CONFIG
+@click.option("--user", required=True, help="Who is chatting (the session's owner).")
+@click.option("--session", default=None, help="The session (default: the user's own).")
+@click.option("--agent", "agent_name", default=None, help="The agent to chat with.")
+def chat(config: Path, user: str, session: str | None, agent_name: str | None) -> None:
+    """Chat with CONFIG's agent in this terminal; answer each question with one key."""
+    from stalwart.serve.progress import Board, ObservedStore, ProgressClock
+    from stalwart.serve.terminal import chat as chat_loop
+
+    try:
+        agent_config = load_agent(config, agent_name)
+    except ConfigError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    board = Board(listener=lambda line: click.echo(click.style(f"  … {line}", dim=True)))
+    backoff = UndoBackoff()
+    store = ObservedStore(open_store(agent_config.record), board, backoff.tries)
+    with Agent(agent_config, store=store, clock=ProgressClock(SystemClock(), board),
+               undo_backoff=backoff) as agent:  # fmt: skip
+        chat_loop(agent, user, session, read_line=lambda prompt: input(prompt),
+                  read_key=lambda: click.getchar(echo=False), write=click.echo)  # fmt: skip
+
+
+@main.group()
+def users() -> None:
+    """The users file of `stalwart serve`'s login form (scrypt verifiers, never passwords)."""
+
+
+@users.command("set")
+@click.argument("users_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
+def users_set(users_file: Path, name: str, password_stdin: bool) -> None:
+    """Add NAME to USERS_FILE, or change their password."""
+    from stalwart.serve.users import Users
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True, err=True)
+    try:
+        Users(users_file).set(name, password)
+    except ValueError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None

@@ -43,6 +43,10 @@ class ErrorCode(StrEnum):
     NOT_RECORDABLE = "not_recordable"
     ARGUMENT_REFUSED = "argument_refused"
     TOOL_TIMEOUT = "tool_timeout"
+    STALE_ANSWER = "stale_answer"
+    NOT_SIGNED_IN = "not_signed_in"
+    CSRF_REFUSED = "csrf_refused"
+    SESSION_NOT_FOUND = "session_not_found"
 
 
 class StalwartError(Exception):
@@ -263,3 +267,30 @@ class UndoGaveUp(StalwartError):
         self.tries = tries
         self.error = error
         super().__init__(f"failed after {tries} tries ({rendered})")
+
+
+# --- the interface (`stalwart serve`, chapter 35) ---
+
+
+class StaleAnswer(AnswerError):
+    """An answer to a question that no longer waits (a stale page's button); nothing changed."""
+
+    code = ErrorCode.STALE_ANSWER
+
+
+class NotSignedIn(StalwartError):
+    """A request of the interface with nobody signed in (or a wrong password)."""
+
+    code = ErrorCode.NOT_SIGNED_IN
+
+
+class CsrfRefused(StalwartError):
+    """A form or API call whose anti-forgery token is missing or wrong; nothing changed."""
+
+    code = ErrorCode.CSRF_REFUSED
+
+
+class SessionNotFound(StalwartError):
+    """No session of that id is the signed-in user's (another user's looks the same)."""
+
+    code = ErrorCode.SESSION_NOT_FOUND

@@ -48,6 +48,11 @@ def call_text(tool: str, args: Mapping[str, Any]) -> str:
     return f"{tool}({shown})"
 
 
+def shown_value(value: Any) -> str:
+    """One argument's value as `call_text` shows it (the interface's argument tables)."""
+    return _value_shown(value)
+
+
 def _value_shown(value: Any) -> str:
     if isinstance(value, Decimal) and value.is_finite():
         return str(value)

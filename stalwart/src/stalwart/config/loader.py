@@ -22,6 +22,7 @@ The file's shape (every key but `agents` may be left out)::
     prices:                                       # dollars per million tokens, laid over
       "anthropic:claude-sonnet-5-5":              #   the prices stalwart ships
         {input_per_mtok: 3, output_per_mtok: 15}
+    serve: {users: ./users.txt}                   # `stalwart serve` (see config/serve.py)
 
 Each item of `tools:` is a mapping with one key: `python` names a module (a source),
 any other key is a tool's name and its value the facts about it: `writes`, `undo`,
@@ -55,6 +56,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from stalwart.config.serve import RawServe, ServeConfig, serve_config
 from stalwart.errors import ConfigError, ToolDefinitionError, ToolSourceError
 from stalwart.models.pricing import Price, PriceTable
 from stalwart.policy.rulebook import Rulebook, load_rulebook
@@ -98,6 +100,7 @@ class ProjectConfig:
     operator_token_env: str | None
     modules: tuple[str, ...]  # the python: sources, in the order listed
     prices: Mapping[str, Price] = field(default_factory=dict)  # by "provider:model"
+    serve: ServeConfig = field(default_factory=ServeConfig)  # the `serve:` block
 
     @property
     def folder(self) -> Path:
@@ -186,6 +189,7 @@ class _RawFile(_Raw):
     record: str | None = None
     operator_token_env: str | None = None
     prices: dict[str, dict[str, Any]] = {}
+    serve: RawServe | None = None
 
 
 class _RawUndo(_Raw):
@@ -243,6 +247,7 @@ class _Loader:
             operator_token_env=raw.operator_token_env,
             modules=tuple(name for _, name in modules),
             prices=types.MappingProxyType(self._prices(raw.prices)),
+            serve=serve_config(raw.serve, self.folder),
         )
         for name, raw_agent in raw.agents.items():
             agents[name] = self._agent(name, raw_agent, project)

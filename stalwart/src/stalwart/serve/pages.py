@@ -1,0 +1,267 @@
+"""The pages: server-rendered (Jinja2), live through server-sent events of rendered HTML.
+
+Every form works without JavaScript (a POST, then a redirect once the run stops); with
+it, `static/app.js` sends the form with fetch so the page stays live while a run thread
+works, and the event streams replace the panel as the record moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.templating import Jinja2Templates
+from starlette.concurrency import run_in_threadpool
+
+from .. import texts as run_texts
+from ..errors import NotSignedIn
+from . import texts
+from .auth import OPERATOR_COOKIE, USER_COOKIE, CookieLogin
+from .views import Snapshot, inbox, sessions_of
+from .web import (
+    check_csrf,
+    check_operator_csrf,
+    csrf_token,
+    finished,
+    operator_csrf,
+    operator_nonce,
+    require_operator,
+    require_user,
+    service,
+    user_of,
+    wants_json,
+)
+
+templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+templates.env.globals.update(
+    call_text=run_texts.call_text,
+    brief=run_texts.brief,
+    source_shown=run_texts.source_shown,
+    warning=run_texts.IRREVERSIBLE_WARNING,
+    nothing=texts.NOTHING_RECORDED,
+    working=texts.WORKING,
+    empty=texts.INBOX_EMPTY,
+    token_needed=texts.OPERATOR_TOKEN_NEEDED,
+)
+
+router = APIRouter(include_in_schema=False)
+
+
+def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    user = user_of(request)
+    base = {
+        "agent": service(request).agent.name,
+        "user": user,
+        "csrf": csrf_token(request, user) if user else "",
+        "notice": None,
+    }
+    return templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
+
+
+def render(request: Request, name: str, **context: Any) -> str:
+    return templates.get_template(name).render(**context)
+
+
+def panel_context(request: Request, snap: Snapshot, csrf: str) -> dict[str, Any]:
+    svc = service(request)
+    question = snap.question
+    shown = [(k, run_texts.shown_value(v)) for k, v in question.args.items()] if question else []
+    return {
+        "snap": snap,
+        "csrf": csrf,
+        "progress": svc.progress(snap.session),
+        "busy": svc.busy(snap.session),
+        "shown_args": shown,
+    }
+
+
+def _after_post(request: Request, where: str) -> Response:
+    if wants_json(request):
+        return Response('{"ok": true}', media_type="application/json")
+    return RedirectResponse(where, status_code=303)
+
+
+# --- signing in ---
+
+
+@router.get("/login")
+def login_page(request: Request) -> Response:
+    auth = service(request).auth
+    notice = None if auth.login_form else texts.no_login_form(getattr(auth, "header", ""))
+    return page(request, "login.html", form=auth.login_form, notice=notice)
+
+
+@router.post("/login")
+def login(request: Request, user: str = Form(...), password: str = Form(...)) -> Response:
+    auth = service(request).auth
+    cookie = auth.sign_in(user, password) if isinstance(auth, CookieLogin) else None
+    if cookie is None:
+        return page(request, "login.html", 401, form=auth.login_form, notice=texts.WRONG_PASSWORD)
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(USER_COOKIE, cookie, httponly=True, samesite="lax")
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, csrf: str = Form("")) -> Response:
+    user = require_user(request)
+    check_csrf(request, user, csrf)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(USER_COOKIE)
+    response.delete_cookie(OPERATOR_COOKIE)
+    return response
+
+
+# --- the person's pages ---
+
+
+@router.get("/")
+def home(request: Request) -> Response:
+    user = require_user(request)
+    agent = service(request).agent
+    return page(request, "home.html", sessions=sessions_of(agent, user), waiting=inbox(agent, user))
+
+
+@router.post("/new")
+def new(request: Request, csrf: str = Form("")) -> Response:
+    user = require_user(request)
+    check_csrf(request, user, csrf)
+    return RedirectResponse(f"/s/{service(request).new_session_id()}", status_code=303)
+
+
+@router.get("/inbox")
+def inbox_page(request: Request) -> Response:
+    user = require_user(request)
+    return page(request, "inbox.html", waiting=inbox(service(request).agent, user))
+
+
+@router.get("/s/{session}")
+def session_page(request: Request, session: str, tab: str = "chat") -> Response:
+    user = require_user(request)
+    snap = service(request).snapshot(session, user)
+    context = panel_context(request, snap, csrf_token(request, user))
+    return page(request, "session.html", tab="record" if tab == "record" else "chat", **context)
+
+
+@router.post("/s/{session}/turn")
+async def turn(
+    request: Request, session: str, text: str = Form(""), csrf: str = Form("")
+) -> Response:
+    user = require_user(request)
+    check_csrf(request, user, csrf)
+    await finished(service(request).turn(user, session, text))
+    return _after_post(request, f"/s/{session}")
+
+
+@router.post("/s/{session}/answer")
+async def answer(
+    request: Request,
+    session: str,
+    question_id: str = Form(""),
+    answer: str = Form(""),
+    csrf: str = Form(""),
+) -> Response:
+    user = require_user(request)
+    check_csrf(request, user, csrf)
+    await finished(service(request).answer(user, session, question_id, answer))
+    return _after_post(request, f"/s/{session}")
+
+
+# --- live: server-sent events of rendered HTML ---
+
+
+async def _stream(request: Request, draw: Callable[[], str]) -> AsyncIterator[str]:
+    svc = service(request)
+    last: str | None = None
+    version = svc.board.version
+    while True:
+        html = await run_in_threadpool(draw)
+        if html != last:
+            last = html
+            data = "\n".join(f"data: {line}" for line in html.splitlines() or [""])
+            yield f"event: update\n{data}\n\n"
+        version = await svc.board.wait(version, svc.poll_secs)
+        if await request.is_disconnected():
+            return
+
+
+def _events(request: Request, draw: Callable[[], str]) -> StreamingResponse:
+    return StreamingResponse(
+        _stream(request, draw),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.get("/s/{session}/events")
+def session_events(request: Request, session: str, tab: str = "chat") -> Response:
+    user = require_user(request)
+    svc = service(request)
+    svc.snapshot(session, user)  # 404 before the stream starts
+    csrf = csrf_token(request, user)
+    name = "_record.html" if tab == "record" else "_panel.html"
+
+    def draw() -> str:
+        return render(request, name, **panel_context(request, svc.snapshot(session, user), csrf))
+
+    return _events(request, draw)
+
+
+@router.get("/inbox/events")
+def inbox_events(request: Request) -> Response:
+    user = require_user(request)
+    agent = service(request).agent
+    return _events(request, lambda: render(request, "_inbox.html", waiting=inbox(agent, user)))
+
+
+# --- the operator ---
+
+
+@router.get("/operator")
+def operator_page(request: Request) -> Response:
+    nonce = operator_nonce(request)
+    svc = service(request)
+    if nonce is None:
+        return page(request, "operator.html", operator=False)
+    svc.operator_log.add("list sessions", None, "ok")
+    return page(
+        request,
+        "operator.html",
+        operator=True,
+        sessions=sessions_of(svc.agent, None),
+        actions=svc.operator_log.entries(50),
+    )
+
+
+@router.post("/operator/login")
+def operator_login(request: Request, token: str = Form("")) -> Response:
+    svc = service(request)
+    svc.check_operator(token)
+    response = RedirectResponse("/operator", status_code=303)
+    cookie = svc.signer.sign({"op": "1", "n": svc.new_session_id()})
+    response.set_cookie(OPERATOR_COOKIE, cookie, httponly=True, samesite="strict")
+    return response
+
+
+@router.get("/operator/s/{session}")
+def operator_session(request: Request, session: str) -> Response:
+    nonce = require_operator(request)
+    snap = service(request).operator_snapshot(session)
+    return page(request, "operator_session.html", snap=snap, csrf=operator_csrf(request, nonce))
+
+
+@router.post("/operator/s/{session}/undo")
+async def operator_undo(request: Request, session: str, token: str = Form(""),
+                        csrf: str = Form("")) -> Response:  # fmt: skip
+    nonce = require_operator(request)
+    check_operator_csrf(request, nonce, csrf)
+    reply = await finished(service(request).operator_undo(session, token))
+    if wants_json(request):
+        return Response(reply.text, media_type="text/plain")
+    return RedirectResponse(f"/operator/s/{session}", status_code=303)
+
+
+__all__ = ["NotSignedIn", "router"]

@@ -1,0 +1,184 @@
+"""The JSON API's bodies, typed, so /openapi.json describes every one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.encoders import jsonable_encoder
+from pydantic import BaseModel, Field
+
+from ..agent import RecordedCall
+from ..record.memory import Message
+from ..replies import Reply, Waiting
+from .questions import question_id
+from .views import Snapshot
+
+
+class ErrorOut(BaseModel):
+    code: str = Field(description="The error's stable code (stalwart.errors)")
+    message: str
+
+
+class QuestionOut(BaseModel):
+    question_id: str = Field(description="Give it back with the answer; a stale one is refused")
+    kind: str = Field(description="confirm, outcome or undo")
+    tool: str
+    args: dict[str, Any] = Field(description="Exactly as the call will run")
+    text: str
+    answers: list[str]
+    run: str
+    step: int
+    call: str | None = None
+    sources: dict[str, str] | None = Field(
+        default=None, description="For a model's step: where each argument came from"
+    )
+    irreversible: bool = False
+
+    @classmethod
+    def of(cls, waiting: Waiting, *, irreversible: bool = False) -> QuestionOut:
+        return cls(
+            question_id=question_id(waiting),
+            kind=waiting.kind,
+            tool=waiting.tool,
+            args=jsonable_encoder(waiting.args),
+            text=waiting.text,
+            answers=list(waiting.answers),
+            run=waiting.run,
+            step=waiting.step,
+            call=waiting.call,
+            sources=waiting.sources,
+            irreversible=irreversible,
+        )
+
+
+class ReplyOut(BaseModel):
+    text: str
+    state: str
+    session: str
+    run: str | None
+    waiting: list[QuestionOut]
+
+    @classmethod
+    def of(cls, reply: Reply) -> ReplyOut:
+        return cls(
+            text=reply.text,
+            state=reply.state,
+            session=reply.session,
+            run=reply.run,
+            waiting=[QuestionOut.of(w) for w in reply.waiting],
+        )
+
+
+class AcceptedOut(BaseModel):
+    accepted: bool = True
+    session: str
+
+
+class TurnIn(BaseModel):
+    text: str
+    wait: bool = Field(default=True, description="Answer once the run stops (else 202 at once)")
+
+
+class AnswerIn(BaseModel):
+    question_id: str
+    answer: str
+    wait: bool = True
+
+
+class TurnOut(BaseModel):
+    number: int
+    turn: str
+    reply: str | None
+    state: str
+
+
+class SessionOut(BaseModel):
+    session: str
+    user: str
+    state: str | None
+    text: str
+    question: QuestionOut | None
+    turns: list[TurnOut]
+    progress: str | None
+    busy: bool
+    updated: float
+
+    @classmethod
+    def of(cls, found: Snapshot, *, progress: str | None, busy: bool) -> SessionOut:
+        return cls(
+            session=found.session,
+            user=found.user,
+            state=found.state,
+            text=found.text,
+            question=(
+                QuestionOut.of(found.question, irreversible=found.irreversible)
+                if found.question is not None
+                else None
+            ),
+            turns=[TurnOut(**vars(turn)) for turn in found.turns],
+            progress=progress,
+            busy=busy,
+            updated=found.updated,
+        )
+
+
+class CallOut(BaseModel):
+    call_id: str
+    run: str
+    step: int
+    kind: str
+    tool: str
+    args: dict[str, Any]
+    status: str
+    result: Any
+    error: str | None
+    key: str | None
+    allowed: str | None
+    undoes: str | None
+    undone_by: str | None
+    undone_by_tool: str | None
+    tries: int
+
+    @classmethod
+    def of(cls, call: RecordedCall) -> CallOut:
+        return cls(**jsonable_encoder(vars(call)))
+
+
+class MessageOut(BaseModel):
+    role: str
+    content: str
+
+    @classmethod
+    def of(cls, message: Message) -> MessageOut:
+        return cls(role=message.role, content=message.content)
+
+
+class NewSessionOut(BaseModel):
+    session: str
+
+
+class LoginIn(BaseModel):
+    user: str
+    password: str
+
+
+class MeOut(BaseModel):
+    user: str
+    csrf: str = Field(description="Send it as the X-CSRF-Token header on every POST")
+
+
+class OperatorLoginIn(BaseModel):
+    token: str
+
+
+class OperatorUndoIn(BaseModel):
+    token: str = Field(description="The operator token, checked again on every undo")
+    wait: bool = True
+
+
+class OperatorActionOut(BaseModel):
+    at: float
+    action: str
+    session: str | None
+    outcome: str
+    detail: str

@@ -1,0 +1,91 @@
+"""`stalwart chat`: the person's page in a terminal, usable over ssh.
+
+Type a turn; each question is answered with one key (the keys are data, below); a slow
+tool's progress is printed as the run records it. The run advances in this process,
+on the agent's record, exactly as through the web pages (any worker can take the next
+step, so a session started here can be answered on the page and back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ..agent import Agent
+from ..errors import StalwartError
+from ..replies import Reply, Waiting
+from ..texts import (
+    ABANDON,
+    APPROVE,
+    CANCEL_ALL,
+    DID_NOT_HAPPEN,
+    DONE_BY_HAND,
+    HAPPENED,
+    RETRY,
+    SKIP,
+)
+from . import texts
+
+# The key for each answer, by the kind of question.
+KEYS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "confirm": (("a", APPROVE), ("s", SKIP), ("c", CANCEL_ALL)),
+    "outcome": (("h", HAPPENED), ("n", DID_NOT_HAPPEN)),
+    "undo": (("r", RETRY), ("d", DONE_BY_HAND), ("x", ABANDON)),
+}
+
+
+def keys_for(waiting: Waiting) -> tuple[tuple[str, str], ...]:
+    return KEYS.get(waiting.kind, tuple((a[0], a) for a in waiting.answers))
+
+
+def chat(
+    agent: Agent,
+    user: str,
+    session: str | None,
+    *,
+    read_line: Callable[[str], str],
+    read_key: Callable[[], str],
+    write: Callable[[str], None],
+) -> None:
+    """The loop: read a turn, show the reply, answer each question with a key."""
+    write(texts.CHAT_WELCOME)
+    try:
+        reply = agent.pending(user, session=session)
+        if reply is not None and reply.waiting:
+            _answer_all(agent, user, session, reply, read_key, write)
+        while True:
+            turn = read_line(texts.CHAT_PROMPT)
+            if not turn.strip():
+                return
+            try:
+                reply = agent.chat(turn, user=user, session=session)
+                _answer_all(agent, user, session, reply, read_key, write)
+            except StalwartError as error:
+                write(f"{error.code}: {error}")
+    except EOFError:
+        return
+
+
+def _answer_all(
+    agent: Agent,
+    user: str,
+    session: str | None,
+    reply: Reply,
+    read_key: Callable[[], str],
+    write: Callable[[str], None],
+) -> Reply:
+    while reply.waiting:
+        waiting = reply.waiting[0]
+        write(reply.text)
+        keys = keys_for(waiting)
+        write(texts.chat_keys(keys))
+        chosen = dict(keys)
+        key = read_key().lower()
+        while key not in chosen:
+            if key in ("\x03", "\x04"):  # Ctrl-C, Ctrl-D: leave the question waiting
+                raise EOFError
+            write(texts.chat_key_unknown(key, keys))
+            key = read_key().lower()
+        write(f"> {chosen[key]}")
+        reply = agent.answer(user, chosen[key], session=session, question=waiting)
+    write(reply.text)
+    return reply

@@ -1,0 +1,102 @@
+"""Every sentence the interface itself shows (pages, API errors, progress, the terminal).
+
+The run's own sentences (questions, replies, the irreversible warnings) come from
+`stalwart.texts` untouched; these are the interface's, in the same voice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# --- signing in ---
+
+NOT_SIGNED_IN = "Sign in first."
+WRONG_PASSWORD = "That user name and password do not match; nobody was signed in."
+CSRF_REFUSED = (
+    "This form's anti-forgery token is missing or wrong (reload the page and try again); "
+    "nothing was changed."
+)
+OPERATOR_ONLY = "Only an operator signed in with the operator token can see this."
+OPERATOR_SIGNED_IN = "Signed in as the operator."
+
+
+def no_login_form(header: str) -> str:
+    return f"This server trusts the reverse proxy's {header} header; sign in there."
+
+
+# --- sessions and answers ---
+
+
+def session_not_found(session: str) -> str:
+    """The same text for a session that does not exist and one another user owns."""
+    return f"There is no session {session!r} of yours."
+
+
+def stale_answer(waiting: str | None) -> str:
+    """A button of a page the run has moved on from: refused, never applied to the next."""
+    now = f" Waiting now: {waiting}" if waiting else " Nothing waits for an answer now."
+    return (
+        "That button answers a question that no longer waits (the run moved on, or another "
+        f"tab answered it first); nothing was done.{now}"
+    )
+
+
+def unknown_answer(answer: str, answers: Sequence[str]) -> str:
+    return f"{answer!r} is not an answer to this question; the answers are: {', '.join(answers)}."
+
+
+EMPTY_TURN = "A turn must be a non-empty text."
+NOTHING_RECORDED = "Nothing recorded yet: send a turn."
+INBOX_EMPTY = "Nothing waits for an answer."
+WORKING = "Working…"
+
+# --- progress, live while a run advances ---
+
+CALL_TRIES = 3  # a read or a retry-safe write: the first try and two more (chapter 34)
+
+
+def progress_call(tool: str, shown_call: str, try_number: int) -> str:
+    if try_number <= 1:
+        return f"running {shown_call}"
+    return f"running {tool}: try {try_number} of {CALL_TRIES}"
+
+
+def progress_undo(tool: str, try_number: int, tries: int) -> str:
+    return f"undoing {tool}: try {try_number} of {tries}"
+
+
+def progress_undo_wait(tool: str, next_try: int, tries: int, seconds: float) -> str:
+    """An undo's backoff wait: undoing detach_disk: try 2 of 4, next in 4 s."""
+    return f"undoing {tool}: try {next_try} of {tries}, next in {seconds:g} s"
+
+
+def progress_model(model: str) -> str:
+    return f"asking the model {model}"
+
+
+# --- the operator ---
+
+OPERATOR_TOKEN_NEEDED = "Give the operator token again to undo: it is checked on every undo."
+
+
+def operator_undone(session: str, reply: str) -> str:
+    return f"Operator undo of session {session!r}: {reply}"
+
+
+# --- the terminal (stalwart chat) ---
+
+CHAT_WELCOME = "Type a turn and press Enter; an empty line or Ctrl-D ends the chat."
+CHAT_PROMPT = "you> "
+
+
+def chat_keys(keys: Sequence[tuple[str, str]]) -> str:
+    """The single keys a question takes: [a] approve  [s] skip  [c] cancel all."""
+    return "  ".join(f"[{key}] {answer}" for key, answer in keys)
+
+
+def chat_key_unknown(key: str, keys: Sequence[tuple[str, str]]) -> str:
+    return f"{key!r} is none of the keys: {chat_keys(keys)}"
+
+
+def served_at(url: str) -> str:
+    return f"stalwart serves {url}"

@@ -1,0 +1,45 @@
+"""Fixtures of the interface's tests: a desk project, its Service, a client of its app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from stalwart.serve import Service, create_app
+
+from .serve_support import OPERATOR_ENV, OPERATOR_TOKEN, Desk, InstantClock, write_desk
+
+
+@pytest.fixture
+def desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+    monkeypatch.setenv(OPERATOR_ENV, OPERATOR_TOKEN)
+    return write_desk(tmp_path / "desk")
+
+
+@pytest.fixture
+def service(desk: Desk) -> Iterator[Service]:
+    svc = Service(desk.config(), clock=InstantClock(), secret=b"test-secret", run_threads=8,
+                  poll_secs=0.05)  # fmt: skip
+    yield svc
+
+
+@pytest.fixture
+def app(service: Service) -> FastAPI:
+    return create_app(service)
+
+
+@pytest.fixture
+def client(app: FastAPI) -> Iterator[TestClient]:
+    """A client whose context runs the app's start and close."""
+    with TestClient(app) as opened:
+        yield opened
+
+
+@pytest.fixture
+def other(app: FastAPI, client: TestClient) -> TestClient:
+    """A second browser on the same app: cookies of its own."""
+    return TestClient(app)
