@@ -264,6 +264,7 @@ def chat(config: Path, user: str, session: str | None, agent_name: str | None) -
     """Chat with CONFIG's agent in this terminal; answer each question with one key."""
     from stalwart.serve.progress import Board, ObservedStore, ProgressClock
     from stalwart.serve.terminal import chat as chat_loop
+    from stalwart.serve.terminal import read_key
 
     try:
         agent_config = load_agent(config, agent_name)
@@ -276,7 +277,7 @@ def chat(config: Path, user: str, session: str | None, agent_name: str | None) -
     with Agent(agent_config, store=store, clock=ProgressClock(SystemClock(), board),
                undo_backoff=backoff) as agent:  # fmt: skip
         chat_loop(agent, user, session, read_line=lambda prompt: input(prompt),
-                  read_key=lambda: click.getchar(echo=False), write=click.echo)  # fmt: skip
+                  read_key=read_key, write=click.echo)  # fmt: skip
 
 
 @main.group()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -11,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from stalwart.serve import Service, create_app
 
+from .browser_support import Live
 from .serve_support import OPERATOR_ENV, OPERATOR_TOKEN, Desk, InstantClock, write_desk
 
 
@@ -43,3 +45,24 @@ def client(app: FastAPI) -> Iterator[TestClient]:
 def other(app: FastAPI, client: TestClient) -> TestClient:
     """A second browser on the same app: cookies of its own."""
     return TestClient(app)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium per module (Debian's, through Playwright)."""
+    from playwright.sync_api import sync_playwright
+
+    from .browser_support import ARGS, chromium
+
+    executable = chromium()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def live(service: Service) -> Iterator[Live]:
+    from .browser_support import serve_in_thread
+
+    yield from serve_in_thread(service)

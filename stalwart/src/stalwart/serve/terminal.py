@@ -8,6 +8,10 @@ step, so a session started here can be answered on the page and back).
 
 from __future__ import annotations
 
+import os
+import sys
+import termios
+import tty
 from collections.abc import Callable, Mapping
 
 from ..agent import Agent
@@ -31,6 +35,23 @@ KEYS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "outcome": (("h", HAPPENED), ("n", DID_NOT_HAPPEN)),
     "undo": (("r", RETRY), ("d", DONE_BY_HAND), ("x", ABANDON)),
 }
+
+
+def read_key() -> str:
+    """One key from the terminal, without Enter and without echo.
+
+    The terminal's mode is changed at once and nothing typed is thrown away (click's
+    getchar flushes what was typed ahead, losing a key pressed as the question appeared).
+    """
+    fd = sys.stdin.fileno()
+    if not os.isatty(fd):
+        return sys.stdin.read(1) or "\x04"
+    before = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd, termios.TCSANOW)
+        return os.read(fd, 4).decode("utf-8", "replace")[:1] or "\x04"
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, before)
 
 
 def keys_for(waiting: Waiting) -> tuple[tuple[str, str], ...]:
