@@ -38,6 +38,10 @@ $(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 
 demo: setup $(NPM_TOOLS_DEP)
 	cd stalwart/examples/shop && ../../../$(PY) run.py
+	@echo
+	@echo "The same desk in a browser (stalwart serve, docs: stalwart/docs/serving.md):"
+	@echo "  cd stalwart/examples/shop && ../../.venv/bin/stalwart users set agent.users u-17"
+	@echo "  ../../.venv/bin/stalwart serve agent.yaml    # then open the address it prints"
 	$(PY) radian/examples/demo.py
 	$(PY) radian/examples/gate_demo.py
 	$(PY) radian/examples/claude_demo.py
@@ -78,6 +82,7 @@ test-min-radian:
 
 bench: setup
 	$(PY) stalwart/benchmarks/run.py
+	$(PY) stalwart/benchmarks/serve_load.py
 
 lint: lint-stalwart lint-radian
 

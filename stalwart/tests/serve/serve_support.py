@@ -118,17 +118,27 @@ class Desk:
         return sys.modules[self.module_name]
 
 
-def write_desk(folder: Path, *, record: str = "record.sqlite", serve: str = "") -> Desk:
-    """The desk project in `folder`: a tools module no other test shares, and two users."""
+def write_desk(
+    folder: Path,
+    *,
+    record: str = "record.sqlite",
+    serve: str = "",
+    more_source: str = "",
+    more_tools: str = "",
+) -> Desk:
+    """The desk project in `folder`: a tools module no other test shares, and two users.
+
+    `more_source` is added to the tools module, `more_tools` (", name, ...") to the agent's.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     name = f"desk_{uuid.uuid4().hex[:12]}"
-    source = (SHOP / "shop" / "tools.py").read_text() + EXTRA_TOOLS
+    source = (SHOP / "shop" / "tools.py").read_text() + EXTRA_TOOLS + more_source
     (folder / f"{name}.py").write_text(source)
     (folder / "policy.co").write_text(POLICY)
     (folder / "agent.yaml").write_text(
         "agents:\n"
         "  desk:\n"
-        f"    tools: [{TOOL_NAMES}]\n"
+        f"    tools: [{TOOL_NAMES}{more_tools}]\n"
         "    on_unread: refuse\n"
         "tools:\n"
         f"  - python: {name}\n"
