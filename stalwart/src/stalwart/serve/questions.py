@@ -20,5 +20,9 @@ from ..replies import Waiting
 
 
 def question_id(waiting: Waiting) -> str:
+    # The library's own id once `Waiting` carries one (the hardening issue); else a digest.
+    given = getattr(waiting, "id", "")
+    if isinstance(given, str) and given:
+        return given
     text = canonical_json(waiting.to_record())
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
