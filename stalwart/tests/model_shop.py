@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from model_wire import Reply
+from model_wire import Reply, uncached
 
 from stalwart import Agent
 from stalwart.models import AssistantMessage, ToolCall
@@ -161,9 +161,13 @@ def anthropic_answer(
     usage: tuple[int, int] = (100, 20),
     *,
     stop: str | None = None,
+    cache: tuple[int, int] = (0, 0),
+    thinking: Sequence[dict[str, Any]] = (),
 ) -> Reply:
-    """A Messages API answer: text and tool_use blocks; `stop` its stop_reason."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    """A Messages API answer: thinking, text and tool_use blocks; `stop` its stop_reason,
+    `cache` the input tokens (read from, written to) the prompt cache."""
+    content: list[dict[str, Any]] = list(thinking)
+    content += [{"type": "text", "text": text}] if text else []
     content += [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls]
     body = {
         "id": f"msg_{uuid.uuid4().hex[:8]}",
@@ -173,7 +177,12 @@ def anthropic_answer(
         "content": content,
         "stop_reason": stop or ("tool_use" if calls else "end_turn"),
         "stop_sequence": None,
-        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        "usage": {
+            "input_tokens": usage[0],
+            "output_tokens": usage[1],
+            "cache_read_input_tokens": cache[0],
+            "cache_creation_input_tokens": cache[1],
+        },
     }
     return json_reply(body)
 
@@ -185,6 +194,7 @@ def openai_answer(
     *,
     stop: str | None = None,
     refusal: str | None = None,
+    cached: int = 0,
 ) -> Reply:
     """A Chat Completions answer: content and function tool calls; `stop` its
     finish_reason, `refusal` the message's refusal in place of content."""
@@ -211,6 +221,7 @@ def openai_answer(
             "prompt_tokens": usage[0],
             "completion_tokens": usage[1],
             "total_tokens": sum(usage),
+            "prompt_tokens_details": {"cached_tokens": cached},
         },
     }
     return json_reply(body)
@@ -227,6 +238,7 @@ class Provider:
     env: str  # the prefix of its key and base URL variables
     url_suffix: str
     answer: Callable[..., Reply]
+    stream: Callable[..., Reply]
     rate_limited: str  # a recorded 429 with retry-after
     retry_after: float
     overloaded: str  # a recorded overload or server error, retried
@@ -258,35 +270,15 @@ class Provider:
                 found += [b["id"] for b in message["content"] if b["type"] == "tool_use"]
         return found
 
+    def conversation(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The request's messages, less OpenAI's system message and Anthropic's cache marks."""
+        return [m for m in uncached(body["messages"]) if m["role"] != "system"]
+
     def plain_conversation(self, *said: tuple[str, str]) -> list[dict[str, Any]]:
         """The messages a request carries for a conversation of plain text only."""
         if self.name == "openai":
             return [{"role": role, "content": text} for role, text in said]
         return [{"role": role, "content": [{"type": "text", "text": text}]} for role, text in said]
-
-
-PROVIDERS = [
-    Provider(
-        "anthropic",
-        "anthropic:claude-sonnet-5-5",
-        "ANTHROPIC",
-        "",
-        anthropic_answer,
-        "anthropic/rate_limited",
-        7.0,
-        "anthropic/overloaded",
-    ),
-    Provider(
-        "openai",
-        "openai:gpt-4.1",
-        "OPENAI",
-        "/v1",
-        openai_answer,
-        "openai/rate_limited",
-        4.0,
-        "openai/server_error",
-    ),
-]
 
 
 def wire_shop(
@@ -298,8 +290,126 @@ def wire_shop(
     agent_keys: str = "",
 ) -> Shop:
     """The shop on a provider's stand-in at `url`: key and base URL from the environment,
-    priced at $3 / $15 per million input / output tokens."""
+    priced at $3 / $15 per million input / output tokens; `agent_keys` are more lines of
+    the desk's agent.yaml entry (indented four spaces)."""
     monkeypatch.setenv(f"{provider.env}_API_KEY", "sk-test")
     monkeypatch.setenv(f"{provider.env}_BASE_URL", url + provider.url_suffix)
-    prices = f'prices:\n  "{provider.selector}": {{input_per_mtok: 3, output_per_mtok: 15}}\n'
+    # OpenAI's cached rate differs per model, so it is given; Anthropic's cache prices
+    # follow from its input price (reads 0.1x, writes 1.25x).
+    cached = ", cache_read_per_mtok: 0.75" if provider.name == "openai" else ""
+    prices = (
+        f'prices:\n  "{provider.selector}": {{input_per_mtok: 3, output_per_mtok: 15{cached}}}\n'
+    )
     return write_shop(folder, model=provider.selector, prices=prices, agent_keys=agent_keys)
+
+
+# --- streamed answers, as server-sent events ---
+
+
+def sse_reply(events: Sequence[tuple[str | None, Any]]) -> Reply:
+    """A streamed answer: each (event name or None, data) as a server-sent event."""
+    lines: list[str] = []
+    for name, data in events:
+        if name is not None:
+            lines.append(f"event: {name}")
+        lines.append(f"data: {data if isinstance(data, str) else json.dumps(data)}")
+        lines.append("")
+    body = ("\n".join(lines) + "\n").encode("utf-8")
+    return Reply(200, body, {"content-type": "text/event-stream"})
+
+
+def anthropic_stream(
+    pieces: Sequence[str] = (), calls: Sequence[Call] = (), usage: tuple[int, int] = (100, 20)
+) -> Reply:
+    """A Messages API answer streamed: the text in `pieces`, then each tool call."""
+    message: dict[str, Any] = {
+        "id": f"msg_{uuid.uuid4().hex[:8]}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-5-5",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": 1},
+    }
+    events: list[tuple[str | None, Any]] = [
+        ("message_start", {"type": "message_start", "message": message})
+    ]
+    index = 0
+    if pieces:
+        events.append(("content_block_start", {"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "text", "text": ""}}))  # fmt: skip
+        for piece in pieces:
+            delta = {"type": "content_block_delta", "index": 0,
+                     "delta": {"type": "text_delta", "text": piece}}  # fmt: skip
+            events.append(("content_block_delta", delta))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
+        index = 1
+    for offset, (call_id, name, arguments) in enumerate(calls):
+        at = index + offset
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(arguments)}
+        events += [
+            ("content_block_start",
+             {"type": "content_block_start", "index": at, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": at, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": at}),
+        ]  # fmt: skip
+    stop = {"stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None}
+    events += [
+        ("message_delta",
+         {"type": "message_delta", "delta": stop, "usage": {"output_tokens": usage[1]}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return sse_reply(events)
+
+
+def openai_stream(
+    pieces: Sequence[str] = (), calls: Sequence[Call] = (), usage: tuple[int, int] = (100, 20)
+) -> Reply:
+    """A Chat Completions answer streamed: the text in `pieces`, then each tool call."""
+    head = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1_800_000_000,
+            "model": "gpt-4.1"}  # fmt: skip
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
+    events += [(None, chunk({"content": piece})) for piece in pieces]
+    for index, (call_id, name, arguments) in enumerate(calls):
+        text = json.dumps(arguments)
+        start = {"index": index, "id": call_id, "type": "function",
+                 "function": {"name": name, "arguments": text[:5]}}  # fmt: skip
+        rest = {"index": index, "function": {"arguments": text[5:]}}
+        events += [(None, chunk({"tool_calls": [start]})), (None, chunk({"tool_calls": [rest]}))]
+    events.append((None, chunk({}, "tool_calls" if calls else "stop")))
+    tokens = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+              "total_tokens": sum(usage)}  # fmt: skip
+    events += [(None, {**head, "choices": [], "usage": tokens}), (None, "[DONE]")]
+    return sse_reply(events)
+
+
+PROVIDERS = [
+    Provider(
+        "anthropic",
+        "anthropic:claude-sonnet-5-5",
+        "ANTHROPIC",
+        "",
+        anthropic_answer,
+        anthropic_stream,
+        "anthropic/rate_limited",
+        7.0,
+        "anthropic/overloaded",
+    ),
+    Provider(
+        "openai",
+        "openai:gpt-4.1",
+        "OPENAI",
+        "/v1",
+        openai_answer,
+        openai_stream,
+        "openai/rate_limited",
+        4.0,
+        "openai/server_error",
+    ),
+]

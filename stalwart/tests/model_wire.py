@@ -34,6 +34,9 @@ class Reply:
     status: int
     body: bytes
     headers: Mapping[str, str] = field(default_factory=dict)
+    # Held: sent only when the test ends (or `release`), so the client's timeout fires
+    # first; the test waits for nothing but its own timeout.
+    held: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class WireServer:
         self.requests: list[RecordedRequest] = []
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
+        self._released = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         # A short poll keeps `stop` quick: shutdown waits for the loop's next poll.
@@ -95,7 +99,12 @@ class WireServer:
     def start(self) -> None:
         self._thread.start()
 
+    def release(self) -> None:
+        """Send every held reply now."""
+        self._released.set()
+
     def stop(self) -> None:
+        self.release()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -126,12 +135,17 @@ class WireServer:
                     raw=raw,
                 )
                 reply = server._next(recorded)
-                self.send_response(reply.status)
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.send_header("content-length", str(len(reply.body)))
-                self.end_headers()
-                self.wfile.write(reply.body)
+                if reply.held:
+                    server._released.wait(timeout=30)
+                try:
+                    self.send_response(reply.status)
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("content-length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up first (its timeout): nobody reads the reply
 
             do_GET = do_POST
 
@@ -149,6 +163,15 @@ def wire() -> Iterator[WireServer]:
         yield server
     finally:
         server.stop()
+
+
+def uncached(value: Any) -> Any:
+    """A request's part with Anthropic's cache breakpoints (`cache_control`) left out."""
+    if isinstance(value, list):
+        return [uncached(item) for item in value]
+    if isinstance(value, dict):
+        return {k: uncached(v) for k, v in value.items() if k != "cache_control"}
+    return value
 
 
 def closed_port_url() -> str:

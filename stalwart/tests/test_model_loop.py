@@ -283,10 +283,13 @@ def test_the_model_is_asked_at_most_max_model_calls_times_per_run(
     )
     reply = desk.chat(SETTLE_TURN, user="u")
     assert reply.text == (
-        "This run stopped: the model scripted:desk made 2 calls without finishing. "
+        "This run stopped: the model scripted:desk made 2 calls without finishing; its last "
+        "answer asked for get_order, which did not run, as no ask was left to finish the run. "
         "Nothing had been written, so nothing needed undoing."
     )
     assert len(adapter.requests) == 2
+    # The last ask the cap allows tells the model to answer in words.
+    assert [r.allow_calls for r in adapter.requests] == [True, False]
 
 
 def test_a_resumed_run_takes_the_models_answer_from_the_record(

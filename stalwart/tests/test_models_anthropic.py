@@ -6,7 +6,13 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
-from model_wire import WireServer, clean_provider_env, closed_port_url, wire  # noqa: F401
+from model_wire import (  # noqa: F401
+    WireServer,
+    clean_provider_env,
+    closed_port_url,
+    uncached,
+    wire,
+)
 
 from stalwart.clock import FakeClock
 from stalwart.errors import ModelReplyInvalid, ModelRequestRejected, ModelUnavailable
@@ -26,6 +32,7 @@ from stalwart.tools import ToolSpec, spec_of, tool
 pytestmark = pytest.mark.usefixtures("clean_provider_env")
 
 SELECTOR = "anthropic:claude-sonnet-5-5"
+EPHEMERAL = {"type": "ephemeral"}
 
 
 @tool
@@ -86,9 +93,18 @@ def test_a_tool_call_goes_out_with_the_tools_schemas_and_comes_back_as_a_tool_ca
     assert sent.body == {
         "model": "claude-sonnet-5-5",
         "max_tokens": 4096,
-        "system": "You are the shop's desk.",
+        # Prompt caching: the system prompt, the last tool and the history's last block
+        # are cache breakpoints, so the next ask reads them from the cache.
+        "system": [
+            {"type": "text", "text": "You are the shop's desk.", "cache_control": EPHEMERAL}
+        ],
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "where is order 4411?"}]}
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "where is order 4411?", "cache_control": EPHEMERAL}
+                ],
+            }
         ],
         "tools": [
             {
@@ -105,6 +121,7 @@ def test_a_tool_call_goes_out_with_the_tools_schemas_and_comes_back_as_a_tool_ca
                     "required": ["order"],
                     "additionalProperties": False,
                 },
+                "cache_control": EPHEMERAL,
             }
         ],
     }
@@ -136,7 +153,7 @@ def test_parallel_tool_calls_come_in_order_and_their_results_go_back_in_one_turn
 
     assert second.text == "Order 4411 is paid."
     assert second.tool_calls == ()
-    messages = wire.requests[1].body["messages"]
+    messages = uncached(wire.requests[1].body["messages"])
     assert [turn["role"] for turn in messages] == ["user", "assistant", "user"]
     assert messages[1]["content"] == [
         {"type": "tool_use", "id": "toolu_01B", "name": "get_order", "input": {"order": "4411"}},
@@ -345,6 +362,6 @@ def test_an_empty_answer_in_the_history_is_left_off_and_the_user_turns_merge(
 
     model.complete([UserMessage(text="a"), AssistantMessage(), UserMessage(text="b")])
 
-    assert wire.requests[0].body["messages"] == [
+    assert uncached(wire.requests[0].body["messages"]) == [
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
     ]

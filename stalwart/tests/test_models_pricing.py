@@ -34,8 +34,14 @@ def test_a_configs_prices_mapping_lays_over_a_copy() -> None:
         }
     )
 
-    assert table.get("openai:gpt-4.1") == Price(Decimal("1"), Decimal("4"))
-    assert table.get("anthropic:claude-sonnet-5-5") == Price(Decimal("3"), Decimal("15"))
+    # Each unknown cache price is filled in: OpenAI's at the input price (its cached rate
+    # differs per model), Anthropic's at its published 0.1x (read) and 1.25x (write).
+    assert table.get("openai:gpt-4.1") == Price(
+        Decimal("1"), Decimal("4"), Decimal("1"), Decimal("1")
+    )
+    assert table.get("anthropic:claude-sonnet-5-5") == Price(
+        Decimal("3"), Decimal("15"), Decimal("0.3"), Decimal("3.75")
+    )
     assert base.get("openai:gpt-4.1") == Price(Decimal("2"), Decimal("8"))
     assert "anthropic:claude-sonnet-5-5" not in base
 

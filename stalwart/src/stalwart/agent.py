@@ -42,7 +42,7 @@ from .errors import (
     QuestionPending,
     RewindRefused,
 )
-from .models import DEFAULT_PRICES, Model, load_model
+from .models import DEFAULT_PRICES, Model, ModelProgress, load_model
 from .policy.check import Check
 from .record import Store, open_store
 from .record.ledger import Ledger
@@ -88,6 +88,9 @@ class Agent:
     `max_model_calls` caps the asks of the model in one run. `grammar` is the language
     the agent's turns are written in, for where a model's arguments came from (the
     selector's, English, by default; give it with a `reader=` of another language).
+    `on_progress` is told each streamed answer's text so far (agent.yaml `stream: true`),
+    as a `ModelProgress` naming its session, run and ask: what a web page shows while a
+    long answer comes.
     """
 
     def __init__(
@@ -101,6 +104,7 @@ class Agent:
         model: Model | None = None,
         max_model_calls: int = DEFAULT_MAX_MODEL_CALLS,
         grammar: Grammar | None = None,
+        on_progress: Callable[[ModelProgress], None] | None = None,
     ) -> None:
         if isinstance(max_model_calls, bool) or not isinstance(max_model_calls, int):
             raise ValueError(f"max_model_calls must be a whole number; got {max_model_calls!r}")
@@ -121,6 +125,8 @@ class Agent:
             grammar=grammar or selector.GRAMMAR,
             model=self.model,
             max_model_calls=max_model_calls,
+            instructions=config.instructions,
+            on_progress=on_progress,
         )
 
     def _load_model(self) -> Model | None:
@@ -130,7 +136,12 @@ class Agent:
         if self.config.model is None:
             raise ModelConfigError(texts.model_missing(self.config.name))
         prices = DEFAULT_PRICES.updated(self.config.prices) if self.config.prices else None
-        return load_model(self.config.model.raw, clock=self.clock, price_table=prices)
+        return load_model(
+            self.config.model.raw,
+            clock=self.clock,
+            price_table=prices,
+            options=self.config.model_options,
+        )
 
     @classmethod
     def from_file(cls, path: str | Path, agent: str | None = None, **options: Any) -> Agent:

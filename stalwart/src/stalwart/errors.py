@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     MODEL_CONFIG = "model_config"
     MODEL_ERROR = "model_error"
     MODEL_UNAVAILABLE = "model_unavailable"
+    MODEL_TIMED_OUT = "model_timed_out"
     MODEL_REJECTED = "model_rejected"
     MODEL_REPLY_INVALID = "model_reply_invalid"
     MODEL_SCRIPT_EXHAUSTED = "model_script_exhausted"
@@ -134,6 +135,20 @@ class ModelUnavailable(ModelError):
         super().__init__(selector, message)
 
 
+class ModelTimedOut(ModelUnavailable):
+    """No answer came within the timeout, on the first try and on the one retry.
+
+    A reply slower than the timeout may still be billed, so it is retried at most once,
+    whatever the backoff would allow for a lost connection.
+    """
+
+    code = ErrorCode.MODEL_TIMED_OUT
+
+    def __init__(self, selector: str, message: str, *, attempts: int, timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(selector, message, attempts=attempts, last_status=None)
+
+
 class ModelRequestRejected(ModelError):
     """The provider refused the request (400, 401, 403, 404, ...); retrying cannot help."""
 
@@ -196,6 +211,16 @@ class ProviderFailure(StalwartError):
         self.message = message
         self.headers: Mapping[str, str] = headers or {}
         super().__init__(f"HTTP {status}: {message}" if status is not None else message)
+
+
+class ProviderTimeout(ProviderFailure):
+    """No answer within the client's timeout (`timeout` seconds)."""
+
+    code = ErrorCode.PROVIDER_FAILURE
+
+    def __init__(self, timeout: float, message: str) -> None:
+        self.timeout = timeout
+        super().__init__(None, message)
 
 
 class RunStateError(StalwartError):

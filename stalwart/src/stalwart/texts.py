@@ -348,6 +348,13 @@ MODEL_SYSTEM = (
     "a tool returned, never from a guess. When the work is done, answer in plain text."
 )
 
+
+def model_system(agent: str, instructions: str | None) -> str:
+    """The system prompt: stalwart's fixed rules first, then the agent's own instructions."""
+    rules = MODEL_SYSTEM.format(agent=agent)
+    return f"{rules}\n\n{instructions}" if instructions else rules
+
+
 # Where an argument's value came from, as a confirmation shows it.
 SOURCE_TURN = "turn"
 SOURCE_MODEL = "model"
@@ -382,6 +389,10 @@ def model_unavailable_detail(attempts: int, last_status: int | None) -> str:
     return f"still unavailable after {attempts} tries, last: {last}"
 
 
+def model_timed_out_detail(timeout: float, tries: int) -> str:
+    return f"no answer within {timeout:g} s, on {tries} tries"
+
+
 def model_rejected_detail(status: int) -> str:
     return f"it refused the request, HTTP {status}"
 
@@ -389,8 +400,16 @@ def model_rejected_detail(status: int) -> str:
 MODEL_REPLY_UNREADABLE = "its answer could not be read"
 
 
-def model_cap_because(model: str, calls: int) -> str:
-    return f"the model {model} made {calls} calls without finishing"
+def model_cap_because(model: str, calls: int, not_run: Sequence[str] = ()) -> str:
+    """The cap: `not_run` are the calls of the last allowed ask, which never run (no ask is
+    left to read their results and finish, so a write would be sent only to be undone)."""
+    said = f"the model {model} made {calls} calls without finishing"
+    if not not_run:
+        return said
+    return (
+        f"{said}; its last answer asked for {', '.join(not_run)}, which did not run, as no "
+        "ask was left to finish the run"
+    )
 
 
 def model_refused_because(model: str, said: str | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..models import Model
+from ..models import Model, ModelProgress
 from ..policy.check import Check
 from ..selector.grammar import Grammar
 from ..tools import ToolSpec
@@ -30,3 +30,6 @@ class RunContext:
     grammar: Grammar
     model: Model | None = None
     max_model_calls: int = DEFAULT_MAX_MODEL_CALLS
+    instructions: str | None = None  # the agent's own, sent beside stalwart's rules
+    # Called as a streamed answer comes in (agent.yaml `stream: true`), e.g. by a web page.
+    on_progress: Callable[[ModelProgress], None] | None = None

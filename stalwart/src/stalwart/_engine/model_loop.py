@@ -23,17 +23,23 @@ What the model is sent is rebuilt from the record each time:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from .. import texts
-from ..errors import ModelError, ModelReplyInvalid, ModelRequestRejected, ModelUnavailable
+from ..errors import (
+    ModelError,
+    ModelReplyInvalid,
+    ModelRequestRejected,
+    ModelTimedOut,
+    ModelUnavailable,
+)
 from ..models import (
     AssistantMessage,
     Message,
-    Model,
+    ModelProgress,
     ModelResponse,
     Stop,
     ToolCall,
@@ -51,8 +57,8 @@ from ..record.schema import (
     as_recorded,
     replace_row,
 )
-from ..selector.grammar import Grammar
 from ..tools import ToolSpec
+from .context import RunContext
 from .retry import render_error
 
 
@@ -84,20 +90,14 @@ def begin(ledger: Ledger, agent: str, run: RunRow, selector: str) -> None:
     ledger.put_call(_ask_row(ledger, agent, run, selector, number=1))
 
 
-def ask(
-    ledger: Ledger,
-    model: Model | None,
-    tools: Mapping[str, ToolSpec],
-    agent: str,
-    run: RunRow,
-    max_calls: int,
-    grammar: Grammar,
-) -> Answer | Failure:
+def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
     """Ask the model for the run's next steps, recording the ask before and the answer after.
 
     The caller appends the answer's steps to the run and commits them with the answer.
     `grammar` is the language of the run's turn, for where each argument came from.
     """
+    model, tools, agent, grammar = context.model, context.tools, context.name, context.grammar
+    max_calls = context.max_model_calls
     asked = model_calls(ledger, run)
     pending = asked[-1] if asked and asked[-1].status == CallStatus.IN_FLIGHT else None
     selector = model.selector if model is not None else (asked[-1].tool if asked else "")
@@ -107,6 +107,11 @@ def ask(
         if len(asked) >= max_calls:
             return Failure({"cause": "model_cap", "model": selector, "calls": len(asked)})
         pending = _ask_row(ledger, agent, run, selector, number=len(asked) + 1)
+    number = int(pending.args.get("ask", len(asked)))
+    # The last ask the cap allows: no ask is left to read a call's result and finish, so
+    # the model is told to answer in words, and calls it asks for anyway never run (a write
+    # sent now could only be undone by the cap's failure).
+    last = number >= max_calls
     history = request_history(ledger, run)
     pending = ledger.put_call(
         replace_row(pending, status=CallStatus.IN_FLIGHT, tries=pending.tries + 1)
@@ -114,7 +119,11 @@ def ask(
     ledger.commit()
     try:
         response = model.complete(
-            history, tools=list(tools.values()), system=texts.MODEL_SYSTEM.format(agent=agent)
+            history,
+            tools=list(tools.values()),
+            system=texts.model_system(agent, context.instructions),
+            allow_calls=not last,
+            on_text=_progress(context, run, number),
         )
     except ModelError as error:
         ledger.put_call(
@@ -137,6 +146,11 @@ def ask(
     stopped = _stopped(response, selector)
     if stopped is not None:
         return stopped
+    if last and response.tool_calls:
+        not_run = [call.name for call in response.tool_calls]
+        return Failure(
+            {"cause": "model_cap", "model": selector, "calls": number, "not_run": not_run}
+        )
     seen = _seen_results(ledger, run)
     steps: list[dict[str, Any]] = []
     for call in response.tool_calls:
@@ -152,6 +166,18 @@ def ask(
             }
         )
     return Answer(text=response.text, steps=steps)
+
+
+def _progress(context: RunContext, run: RunRow, number: int) -> Callable[[str], None] | None:
+    """What a streamed answer's text so far is handed to: the agent's progress callback."""
+    on_progress = context.on_progress
+    if on_progress is None:
+        return None
+
+    def told(text: str) -> None:
+        on_progress(ModelProgress(session=run.session, run=run.run_id, ask=number, text=text))
+
+    return told
 
 
 def _stopped(response: ModelResponse, selector: str) -> Answer | Failure | None:
@@ -191,7 +217,12 @@ def request_history(ledger: Ledger, run: RunRow) -> list[Message]:
         if asked.status != CallStatus.RAN or not isinstance(asked.result, Mapping):
             continue
         calls = tuple(ToolCall.model_validate(c) for c in asked.result.get("tool_calls", []))
-        history.append(AssistantMessage(text=asked.result.get("text"), tool_calls=calls))
+        # Claude's thinking blocks go back with the answer they came with (the API wants
+        # them on the assistant turn whose tool calls the next request answers).
+        thinking = tuple(asked.result.get("thinking", ()))
+        history.append(
+            AssistantMessage(text=asked.result.get("text"), tool_calls=calls, thinking=thinking)
+        )
         history.extend(_tool_result(ledger, run, asked.call_id, call.id) for call in calls)
     return history
 
@@ -282,6 +313,7 @@ def _recorded_answer(response: ModelResponse) -> dict[str, Any]:
         "cost_usd": _cost(response.cost_usd),
         "stop_reason": response.stop_reason,
         "stop": response.stop.value,
+        "thinking": list(response.thinking),
     }
 
 
@@ -290,6 +322,8 @@ def _cost(cost: Decimal | None) -> str | None:
 
 
 def _detail(error: ModelError) -> str:
+    if isinstance(error, ModelTimedOut):
+        return texts.model_timed_out_detail(error.timeout, error.attempts)
     if isinstance(error, ModelUnavailable):
         return texts.model_unavailable_detail(error.attempts, error.last_status)
     if isinstance(error, ModelRequestRejected):

@@ -168,7 +168,9 @@ def _cause(run: RunRow) -> str:
     if cause == "model_refused":
         return texts.model_refused_because(failure["model"], failure.get("said"))
     if cause == "model_cap":
-        return texts.model_cap_because(failure["model"], failure["calls"])
+        return texts.model_cap_because(
+            failure["model"], failure["calls"], failure.get("not_run", ())
+        )
     return texts.failed_because(failure.get("tool", "?"), failure.get("error", "?"))
 
 

@@ -231,15 +231,7 @@ def _roll_back(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
 
 def _ask_model(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Ask the model for the run's next steps; its last word ends the run."""
-    asked = model_loop.ask(
-        ledger,
-        context.model,
-        context.tools,
-        context.name,
-        run,
-        context.max_model_calls,
-        context.grammar,
-    )
+    asked = model_loop.ask(ledger, context, run)
     if isinstance(asked, model_loop.Failure):
         return move(ledger, run, Event.MODEL_FAILED, failure=asked.failure)
     if not asked.steps:

@@ -7,6 +7,13 @@ The file's shape (every key but `agents` may be left out)::
         model: "anthropic:claude-sonnet-5-5"     # "<provider>:<model>"; kept, never called here
         tools: [get_order, charge_card, refund_card]
         on_unread: refuse                         # or "model"; default refuse
+        instructions: {file: ./desk.md}           # or a text; the system prompt, beside
+                                                  #   stalwart's own rules
+        max_tokens: 2048                          # the model's options (docs/models.md)
+        temperature: 0.2
+        thinking: {budget_tokens: 2048}           # Claude's extended thinking
+        timeout: 60                               # seconds; a timeout is tried once more
+        stream: true                              # answers streamed, with progress
     tools:
       - python: shop.tools                        # a tool source: every @tool in the module
       - charge_card:                              # facts about one tool, under its name,
@@ -58,6 +65,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stalwart.config.serve import RawServe, ServeConfig, serve_config
 from stalwart.errors import ConfigError, ToolDefinitionError, ToolSourceError
+from stalwart.models.options import ModelOptions, check_options
 from stalwart.models.pricing import Price, PriceTable
 from stalwart.policy.rulebook import Rulebook, load_rulebook
 from stalwart.tools import ToolSpec, UndoSpec, parse_undo
@@ -122,6 +130,8 @@ class AgentConfig:
     source: Path
     project: ProjectConfig = field(repr=False)
     prices: Mapping[str, Price] = field(default_factory=dict)  # the project's `prices:`
+    instructions: str | None = None  # the agent's own, sent beside stalwart's rules
+    model_options: ModelOptions = field(default_factory=ModelOptions)
 
 
 def confirms(spec: ToolSpec) -> bool:
@@ -175,10 +185,24 @@ class _Raw(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+class _RawInstructionsFile(_Raw):
+    file: str
+
+
+class _RawThinking(_Raw):
+    budget_tokens: int
+
+
 class _RawAgent(_Raw):
     model: str | None = None
     tools: list[str] = []
     on_unread: Literal["refuse", "model"] = "refuse"
+    instructions: str | _RawInstructionsFile | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    thinking: _RawThinking | None = None
+    timeout: float | None = None
+    stream: bool = False
 
 
 class _RawFile(_Raw):
@@ -452,9 +476,10 @@ class _Loader:
             if tool_name not in project.catalogue:
                 raise self.error((*loc, "tools", index), f"no tool source provides {tool_name!r}")
             tools[tool_name] = project.catalogue[tool_name]
+        model = None if raw.model is None else self._model(raw.model, (*loc, "model"))
         return AgentConfig(
             name=name,
-            model=None if raw.model is None else self._model(raw.model, (*loc, "model")),
+            model=model,
             tools=types.MappingProxyType(tools),
             on_unread=raw.on_unread,
             rulebook=project.rulebook,
@@ -464,7 +489,36 @@ class _Loader:
             source=self.source,
             project=project,
             prices=project.prices,
+            instructions=self._instructions(raw.instructions, (*loc, "instructions")),
+            model_options=self._model_options(raw, model, loc),
         )
+
+    def _instructions(self, raw: str | _RawInstructionsFile | None, loc: Loc) -> str | None:
+        if raw is None or isinstance(raw, str):
+            return raw or None
+        path = (self.folder / raw.file).resolve()
+        try:
+            return path.read_text(encoding="utf-8").strip() or None
+        except OSError as error:
+            raise self.error(
+                (*loc, "file"), f"cannot read {str(path)!r}: {error.strerror}"
+            ) from None
+
+    def _model_options(self, raw: _RawAgent, model: ModelSelector | None, loc: Loc) -> ModelOptions:
+        keys = ("max_tokens", "temperature", "thinking", "timeout")
+        options = ModelOptions(
+            max_tokens=raw.max_tokens,
+            temperature=raw.temperature,
+            thinking_budget=raw.thinking.budget_tokens if raw.thinking is not None else None,
+            timeout=raw.timeout if raw.timeout is not None else ModelOptions().timeout,
+            stream=raw.stream,
+        )
+        problem = check_options(options, model.provider if model is not None else None)
+        if problem is not None:
+            key, expected = problem
+            where = (*loc, key) if key in keys else loc
+            raise self.error(where, expected)
+        return options
 
     def _model(self, raw: str, loc: Loc) -> ModelSelector:
         provider, colon, model = raw.partition(":")

@@ -15,6 +15,7 @@ from .base import (
     Completion,
     Message,
     Model,
+    ModelProgress,
     ModelResponse,
     ProviderAdapter,
     Request,
@@ -25,6 +26,7 @@ from .base import (
     Usage,
     UserMessage,
 )
+from .options import ModelOptions
 from .pricing import DEFAULT_PRICES, Price, PriceTable, register_price
 from .registry import PROVIDERS, load_model, parse_selector
 from .scripted import ScriptedAdapter
@@ -38,6 +40,8 @@ __all__ = [
     "Completion",
     "Message",
     "Model",
+    "ModelOptions",
+    "ModelProgress",
     "ModelResponse",
     "Price",
     "PriceTable",

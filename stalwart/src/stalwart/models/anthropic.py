@@ -5,7 +5,7 @@ Only `registry.load_model` imports this module, after checking the extra is inst
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import anthropic
@@ -25,9 +25,7 @@ from .base import (
     stop_of,
 )
 from .official import OfficialClientAdapter, is_count, shown
-
-# The Messages API requires max_tokens on every request.
-DEFAULT_MAX_TOKENS = 4096
+from .options import ANTHROPIC_DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 
 # The Messages API's stop reasons in stalwart's words. `pause_turn` (a server tool's long
 # turn) is not here: stalwart sends no server tools, and an unknown reason is read by
@@ -42,6 +40,13 @@ STOPS: dict[str, Stop] = {
 }
 
 
+# Thinking blocks as the next request must carry them back: their fields, by type.
+THINKING_BLOCKS: dict[str, tuple[str, ...]] = {
+    "thinking": ("type", "thinking", "signature"),
+    "redacted_thinking": ("type", "data"),
+}
+
+
 class AnthropicAdapter(OfficialClientAdapter):
     sdk = anthropic
     client_class = anthropic.Anthropic
@@ -53,14 +58,51 @@ class AnthropicAdapter(OfficialClientAdapter):
             "messages": wire_messages(request.messages),
         }
         if request.system:
-            params["system"] = request.system
+            params["system"] = [{"type": "text", "text": request.system}]
         if request.tools:
             params["tools"] = wire_tools(request.tools)
-        message = self._ask(lambda: self._client.messages.create(**params))
+            if not request.allow_calls:
+                params["tool_choice"] = {"type": "none"}
+        # No temperature: the Messages API takes none (check_options refuses one at load).
+        if request.thinking_budget is not None:
+            params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+        mark_cache_breakpoints(params)
+        on_text = request.on_text
+        if on_text is None:
+            message = self._ask(lambda: self._client.messages.create(**params))
+        else:
+            message = self._ask(lambda: self._streamed(params, on_text))
         return self._read(read_message, message)
+
+    def _streamed(self, params: dict[str, Any], on_text: Callable[[str], None]) -> Any:
+        """One streamed request (server-sent events), its text handed on as it comes; the
+        message the client assembles from the events is read like any answer."""
+        so_far = ""
+        with self._client.messages.stream(**params) as stream:
+            for text in stream.text_stream:
+                so_far += text
+                on_text(so_far)
+            return stream.get_final_message()
 
     def _status_detail(self, error: Any) -> str:
         return str(error.api_message or error.message)
+
+
+# Prompt caching: the tools, the system prompt and the history are sent again on every ask
+# of a run, so each is marked as a cache breakpoint (the API allows four); the next ask
+# reads that prefix from the cache at a tenth of the input price. Below the model's
+# minimum cacheable length the API just does not cache, and charges as usual.
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+
+
+def mark_cache_breakpoints(params: dict[str, Any]) -> None:
+    """Mark the last tool, the system prompt and the last block of the history as cached."""
+    if params.get("tools"):
+        params["tools"][-1]["cache_control"] = EPHEMERAL
+    if params.get("system"):
+        params["system"][-1]["cache_control"] = EPHEMERAL
+    if params["messages"] and params["messages"][-1]["content"]:
+        params["messages"][-1]["content"][-1]["cache_control"] = EPHEMERAL
 
 
 def wire_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
@@ -101,7 +143,8 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
             block["is_error"] = True
         return "user", [block]
     assert isinstance(message, AssistantMessage)
-    blocks: list[dict[str, Any]] = []
+    # Thinking blocks first and unchanged: the API checks their signatures.
+    blocks: list[dict[str, Any]] = [dict(block) for block in message.thinking]
     if message.text:
         blocks.append({"type": "text", "text": message.text})
     blocks.extend(
@@ -126,6 +169,7 @@ def read_message(selector: str, message: object) -> Completion:
         raise ModelReplyInvalid(selector, f"the answer is not a message: {shown(message)}")
     texts: list[str] = []
     calls: list[ToolCall] = []
+    thinking: list[dict[str, Any]] = []
     for block in content:
         kind = getattr(block, "type", None)
         if kind == "text":
@@ -134,15 +178,18 @@ def read_message(selector: str, message: object) -> Completion:
             texts.append(block.text)
         elif kind == "tool_use":
             calls.append(_tool_call(selector, block))
+        elif kind in THINKING_BLOCKS:
+            thinking.append({field: getattr(block, field) for field in THINKING_BLOCKS[kind]})
         elif not isinstance(kind, str):
             raise ModelReplyInvalid(selector, f"a content block without a type: {shown(block)}")
-        # Other blocks (thinking, server tools) carry nothing a run acts on.
+        # Other blocks (server tools) carry nothing a run acts on.
     return Completion(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
         usage=_usage(selector, usage),
         stop_reason=getattr(message, "stop_reason", None),
         stop=stop_of(getattr(message, "stop_reason", None), STOPS, bool(calls)),
+        thinking=tuple(thinking),
     )
 
 
@@ -160,7 +207,16 @@ def _tool_call(selector: str, block: Any) -> ToolCall:
 
 
 def _usage(selector: str, usage: Any) -> Usage:
+    """The answer's tokens. The Messages API counts the input read from the cache and the
+    input written to it apart from `input_tokens`; here all three are input."""
     given, taken = getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None)
-    if not (is_count(given) and is_count(taken)):
+    read = getattr(usage, "cache_read_input_tokens", None) or 0
+    written = getattr(usage, "cache_creation_input_tokens", None) or 0
+    if not (is_count(given) and is_count(taken) and is_count(read) and is_count(written)):
         raise ModelReplyInvalid(selector, f"the answer's usage cannot be read: {shown(usage)}")
-    return Usage(input_tokens=given, output_tokens=taken)
+    return Usage(
+        input_tokens=given + read + written,
+        output_tokens=taken,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )

@@ -13,9 +13,19 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..clock import Clock
-from ..errors import ModelRequestRejected, ModelUnavailable, ProviderFailure
+from ..errors import (
+    ModelRequestRejected,
+    ModelTimedOut,
+    ModelUnavailable,
+    ProviderFailure,
+    ProviderTimeout,
+)
 
 T = TypeVar("T")
+
+# Tries that may end in a timeout, the first included: a reply slower than the timeout may
+# still be billed, so a timeout is tried once more at most, whatever `max_attempts` says.
+TIMEOUT_TRIES = 2
 
 # 408 timeout, 409 conflict (lock contention), 429 rate limit, 5xx server trouble,
 # 529 Anthropic's "overloaded". The same set the official clients retry by default.
@@ -88,13 +98,26 @@ def _number(text: str | None) -> float | None:
 def call_with_backoff(
     send: Callable[[], T], policy: BackoffPolicy, clock: Clock, selector: str
 ) -> T:
-    """Call `send` until it returns, a failure cannot be cured by waiting, or the cap."""
-    attempt = 0
+    """Call `send` until it returns, a failure cannot be cured by waiting, or the cap.
+
+    A timeout counts against its own cap too (`TIMEOUT_TRIES`): the second is
+    `ModelTimedOut`, however many attempts the policy has left.
+    """
+    attempt = timeouts = 0
     while True:
         attempt += 1
         try:
             return send()
         except ProviderFailure as failure:
+            if isinstance(failure, ProviderTimeout):
+                timeouts += 1
+                if timeouts >= TIMEOUT_TRIES:
+                    raise ModelTimedOut(
+                        selector,
+                        f"no answer within {failure.timeout:g} s, {timeouts} times",
+                        attempts=attempt,
+                        timeout=failure.timeout,
+                    ) from failure
             if not policy.is_retryable(failure.status):
                 assert failure.status is not None  # a lost connection is always retryable
                 raise ModelRequestRejected(

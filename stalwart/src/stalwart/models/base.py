@@ -8,7 +8,7 @@ call. Nothing here knows a provider; `anthropic.py` and `openai.py` translate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from ..clock import Clock, SystemClock
 from ..tools import ToolSpec
 from .backoff import BackoffPolicy, call_with_backoff
+from .options import ModelOptions
 from .pricing import DEFAULT_PRICES, PriceTable
 
 
@@ -48,6 +49,9 @@ class AssistantMessage(_Frozen):
     role: Literal["assistant"] = "assistant"
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+    # Claude's thinking blocks (`thinking` with its signature, `redacted_thinking`) as the
+    # API gave them: sent back unchanged in the next request, as the API requires.
+    thinking: tuple[dict[str, Any], ...] = ()
 
 
 class ToolResultMessage(_Frozen):
@@ -67,15 +71,24 @@ MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
 class Usage(_Frozen):
-    """Tokens one call used (or, added up, several)."""
+    """Tokens one call used (or, added up, several).
+
+    `input_tokens` counts every input token, cached or not; `cache_read_tokens` (read from
+    the provider's prompt cache) and `cache_write_tokens` (written to it) are the parts of
+    them billed at other prices (see `Price.cost`).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -112,10 +125,23 @@ class ModelResponse(_Frozen):
     model: str
     stop_reason: str | None = None
     stop: Stop = Stop.END
+    thinking: tuple[dict[str, Any], ...] = ()
 
     def as_message(self) -> AssistantMessage:
         """The answer as it goes into the history."""
-        return AssistantMessage(text=self.text, tool_calls=self.tool_calls)
+        return AssistantMessage(text=self.text, tool_calls=self.tool_calls, thinking=self.thinking)
+
+
+@dataclass(frozen=True)
+class ModelProgress:
+    """A streamed answer so far, as a progress callback is told it: the text the model has
+    written up to now in ask number `ask` of `run` (the whole text each time, so a page
+    just shows the latest; a retried ask starts again from "")."""
+
+    session: str
+    run: str
+    ask: int
+    text: str
 
 
 @dataclass(frozen=True)
@@ -144,6 +170,13 @@ class Request:
     tools: tuple[ToolDefinition, ...]
     system: str | None
     max_tokens: int | None
+    # False: the tools are sent (the history may hold calls) but the model is told to
+    # answer in words (tool_choice none), e.g. on the last ask a run allows.
+    allow_calls: bool = True
+    temperature: float | None = None
+    thinking_budget: int | None = None  # Claude's extended thinking, in tokens
+    # Given: the answer is streamed and each text so far handed to it.
+    on_text: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +188,7 @@ class Completion:
     usage: Usage
     stop_reason: str | None
     stop: Stop | None = None  # None: read from the calls (tool_use if any, else end)
+    thinking: tuple[dict[str, Any], ...] = ()
 
 
 class ProviderAdapter(Protocol):
@@ -188,6 +222,7 @@ class Model:
         backoff: BackoffPolicy | None = None,
         prices: PriceTable | None = None,
         max_tokens: int | None = None,
+        options: ModelOptions | None = None,
     ) -> None:
         self.selector = selector
         self.provider, _, self.name = selector.partition(":")
@@ -195,7 +230,7 @@ class Model:
         self._clock = clock or SystemClock()
         self._backoff = backoff or BackoffPolicy()
         self._prices = prices if prices is not None else DEFAULT_PRICES
-        self._max_tokens = max_tokens
+        self.options = options or ModelOptions(max_tokens=max_tokens)
 
     def __repr__(self) -> str:
         return f"Model({self.selector!r})"
@@ -217,19 +252,27 @@ class Model:
         *,
         system: str | None = None,
         max_tokens: int | None = None,
+        allow_calls: bool = True,
+        on_text: Callable[[str], None] | None = None,
     ) -> ModelResponse:
         """Send the history and the tools; return the model's next message.
 
         Rate limits, overload and lost connections are retried under the backoff policy
         (sleeping on the injected clock); past its cap, `ModelUnavailable`. A request the
         provider refuses raises `ModelRequestRejected` at once, and an answer that cannot
-        be read `ModelReplyInvalid`.
+        be read `ModelReplyInvalid`. With `on_text`, and `stream` in the model's options,
+        the answer is streamed and `on_text` handed its text so far as it comes.
         """
+        options = self.options
         request = Request(
             messages=tuple(messages),
             tools=tuple(tool_definitions(tools)),
             system=system,
-            max_tokens=max_tokens if max_tokens is not None else self._max_tokens,
+            max_tokens=max_tokens if max_tokens is not None else options.max_tokens,
+            allow_calls=allow_calls,
+            temperature=options.temperature,
+            thinking_budget=options.thinking_budget,
+            on_text=(on_text or _ignore) if options.stream else None,
         )
         completion = call_with_backoff(
             partial(self._adapter.send, request), self._backoff, self._clock, self.selector
@@ -242,7 +285,12 @@ class Model:
             model=self.selector,
             stop_reason=completion.stop_reason,
             stop=completion.stop or stop_of(None, {}, bool(completion.tool_calls)),
+            thinking=completion.thinking,
         )
+
+
+def _ignore(text: str) -> None:
+    """A streamed answer nobody watches."""
 
 
 def distinct_call_ids(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeGuard, TypeVar
 
-from ..errors import ModelReplyInvalid, ProviderFailure
+from ..errors import ModelReplyInvalid, ProviderFailure, ProviderTimeout
 from .base import Completion
 
 _Answer = TypeVar("_Answer")
@@ -35,6 +35,7 @@ class OfficialClientAdapter:
     ) -> None:
         self._selector = selector
         self._model = model
+        self._timeout = timeout
         # max_retries=0: the backoff policy in `Model` is the only one, and it is tested.
         self._client = type(self).client_class(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
@@ -51,6 +52,8 @@ class OfficialClientAdapter:
             ) from error
         except (sdk.APIResponseValidationError, json.JSONDecodeError) as error:
             raise ModelReplyInvalid(self._selector, f"unreadable answer: {error}") from error
+        except sdk.APITimeoutError as error:  # before its base class, APIConnectionError
+            raise ProviderTimeout(self._timeout, f"no answer within {self._timeout:g} s") from error
         except sdk.APIConnectionError as error:
             raise ProviderFailure(None, f"no response: {error}") from error
 

@@ -7,7 +7,7 @@ The same adapter serves any server that speaks Chat Completions, through base_ur
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import openai
@@ -50,10 +50,71 @@ class OpenAIAdapter(OfficialClientAdapter):
         }
         if request.tools:
             params["tools"] = wire_tools(request.tools)
+            if not request.allow_calls:
+                params["tool_choice"] = "none"
         if request.max_tokens is not None:
             params["max_completion_tokens"] = request.max_tokens
-        completion = self._ask(lambda: self._client.chat.completions.create(**params))
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        # Prompt caching is the provider's own here: a prefix it has seen is read from its
+        # cache with no request for it, and billed at the cached rate (`cached_tokens`).
+        on_text = request.on_text
+        if on_text is None:
+            completion = self._ask(lambda: self._client.chat.completions.create(**params))
+        else:
+            completion = self._ask(lambda: self._streamed(params, on_text))
         return self._read(read_completion, completion)
+
+    def _streamed(self, params: dict[str, Any], on_text: Callable[[str], None]) -> Any:
+        """One streamed request (server-sent chunks), its text handed on as it comes, the
+        chunks put together into the completion a plain request would have had.
+
+        By hand, not the client's `chat.completions.stream` helper: that one raises on a
+        `length` or `content_filter` finish, which the model loop reads as stop reasons.
+        """
+        content = ""
+        refusal: str | None = None
+        calls: dict[int, dict[str, Any]] = {}
+        choice: dict[str, Any] = {"index": 0, "finish_reason": None, "logprobs": None}
+        body: dict[str, Any] = {"object": "chat.completion", "usage": None}
+        stream = self._client.chat.completions.create(
+            **params, stream=True, stream_options={"include_usage": True}
+        )
+        with stream:
+            for chunk in stream:
+                body.update(id=chunk.id, created=chunk.created, model=chunk.model)
+                if chunk.usage is not None:
+                    body["usage"] = chunk.usage.model_dump()
+                for part in chunk.choices:
+                    if part.index != 0:
+                        continue
+                    delta = part.delta
+                    if part.finish_reason is not None:
+                        choice["finish_reason"] = part.finish_reason
+                    if delta.refusal:
+                        refusal = (refusal or "") + delta.refusal
+                    for call in delta.tool_calls or ():
+                        _add_call_delta(calls.setdefault(call.index, {}), call)
+                    if delta.content:
+                        content += delta.content
+                        on_text(content)
+        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        message["refusal"] = refusal
+        if calls:
+            message["tool_calls"] = [calls[i] for i in sorted(calls)]
+        body["choices"] = [{**choice, "message": message}]
+        return openai.types.chat.ChatCompletion.construct(**body)
+
+
+def _add_call_delta(call: dict[str, Any], delta: Any) -> None:
+    """One chunk of a streamed tool call: its id and name come once, its arguments in parts."""
+    function = call.setdefault("function", {"name": "", "arguments": ""})
+    call.setdefault("type", "function")
+    if delta.id:
+        call["id"] = delta.id
+    if delta.function is not None:
+        function["name"] += delta.function.name or ""
+        function["arguments"] += delta.function.arguments or ""
 
 
 def wire_tools(tools: Iterable[ToolDefinition]) -> list[dict[str, Any]]:
@@ -139,9 +200,12 @@ def _usage(selector: str, usage: Any) -> Usage:
     if usage is None:
         return Usage()
     given, taken = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
-    if not (is_count(given) and is_count(taken)):
+    # The prompt's tokens read from the provider's cache are a part of prompt_tokens.
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    if not (is_count(given) and is_count(taken) and is_count(cached)):
         raise ModelReplyInvalid(selector, f"the answer's usage cannot be read: {shown(usage)}")
-    return Usage(input_tokens=given, output_tokens=taken)
+    return Usage(input_tokens=given, output_tokens=taken, cache_read_tokens=cached)
 
 
 def _tool_call(selector: str, call: Any, cut_off: bool = False) -> ToolCall:

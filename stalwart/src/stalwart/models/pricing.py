@@ -23,33 +23,82 @@ _MILLION = Decimal(1_000_000)
 
 @dataclass(frozen=True)
 class Price:
-    """US dollars per million input tokens and per million output tokens."""
+    """US dollars per million tokens: input, output, and input read from or written to the
+    provider's prompt cache (each cache price the input price when not known)."""
 
     input_per_mtok: Decimal
     output_per_mtok: Decimal
+    cache_read_per_mtok: Decimal | None = None
+    cache_write_per_mtok: Decimal | None = None
 
     @classmethod
-    def of(cls, input_per_mtok: PriceInput, output_per_mtok: PriceInput) -> Price:
+    def of(
+        cls,
+        input_per_mtok: PriceInput,
+        output_per_mtok: PriceInput,
+        cache_read_per_mtok: PriceInput | None = None,
+        cache_write_per_mtok: PriceInput | None = None,
+    ) -> Price:
         return cls(
-            _dollars("input_per_mtok", input_per_mtok), _dollars("output_per_mtok", output_per_mtok)
+            _dollars("input_per_mtok", input_per_mtok),
+            _dollars("output_per_mtok", output_per_mtok),
+            None
+            if cache_read_per_mtok is None
+            else _dollars("cache_read_per_mtok", cache_read_per_mtok),
+            None
+            if cache_write_per_mtok is None
+            else _dollars("cache_write_per_mtok", cache_write_per_mtok),
         )
 
     def cost(self, usage: Usage) -> Decimal:
+        """What the provider bills: uncached input, cached reads and writes, output."""
+        read = self.cache_read_per_mtok
+        write = self.cache_write_per_mtok
+        uncached = usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens
         return (
-            self.input_per_mtok * usage.input_tokens + self.output_per_mtok * usage.output_tokens
+            self.input_per_mtok * max(uncached, 0)
+            + (read if read is not None else self.input_per_mtok) * usage.cache_read_tokens
+            + (write if write is not None else self.input_per_mtok) * usage.cache_write_tokens
+            + self.output_per_mtok * usage.output_tokens
         ) / _MILLION
+
+    def with_cache_defaults(self, provider: str) -> Price:
+        """This price with each unknown cache price its provider's published multiple of
+        the input price (Anthropic: reads 0.1x, 5-minute writes 1.25x); a provider whose
+        cached rate differs per model (OpenAI) keeps the input price, an upper bound."""
+        read, write = CACHE_MULTIPLES.get(provider, (Decimal(1), Decimal(1)))
+        return Price(
+            self.input_per_mtok,
+            self.output_per_mtok,
+            self.cache_read_per_mtok
+            if self.cache_read_per_mtok is not None
+            else self.input_per_mtok * read,
+            self.cache_write_per_mtok
+            if self.cache_write_per_mtok is not None
+            else self.input_per_mtok * write,
+        )
+
+
+# Cache prices as multiples of the input price, where a provider publishes one multiple
+# for all its models: (read, write).
+CACHE_MULTIPLES: dict[str, tuple[Decimal, Decimal]] = {
+    "anthropic": (Decimal("0.1"), Decimal("1.25")),
+}
+
+PRICE_KEYS = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok")
 
 
 # List prices as the providers published them; a deployment with other terms overrides.
-_LIST_PRICES: dict[str, tuple[str, str]] = {
-    "anthropic:claude-opus-4-1": ("15", "75"),
-    "anthropic:claude-opus-4-5": ("5", "25"),
-    "anthropic:claude-sonnet-4-5": ("3", "15"),
-    "anthropic:claude-haiku-4-5": ("1", "5"),
-    "openai:gpt-4.1": ("2", "8"),
-    "openai:gpt-4.1-mini": ("0.40", "1.60"),
-    "openai:gpt-4o": ("2.50", "10"),
-    "openai:gpt-4o-mini": ("0.15", "0.60"),
+# (input, output, cached input): Anthropic's cache prices follow from CACHE_MULTIPLES.
+_LIST_PRICES: dict[str, tuple[str, str, str | None]] = {
+    "anthropic:claude-opus-4-1": ("15", "75", None),
+    "anthropic:claude-opus-4-5": ("5", "25", None),
+    "anthropic:claude-sonnet-4-5": ("3", "15", None),
+    "anthropic:claude-haiku-4-5": ("1", "5", None),
+    "openai:gpt-4.1": ("2", "8", "0.50"),
+    "openai:gpt-4.1-mini": ("0.40", "1.60", "0.10"),
+    "openai:gpt-4o": ("2.50", "10", "1.25"),
+    "openai:gpt-4o-mini": ("0.15", "0.60", "0.075"),
 }
 
 
@@ -60,11 +109,18 @@ class PriceTable:
         self._prices: dict[str, Price] = dict(prices or {})
 
     def register(
-        self, selector: str, *, input_per_mtok: PriceInput, output_per_mtok: PriceInput
+        self,
+        selector: str,
+        *,
+        input_per_mtok: PriceInput,
+        output_per_mtok: PriceInput,
+        cache_read_per_mtok: PriceInput | None = None,
+        cache_write_per_mtok: PriceInput | None = None,
     ) -> None:
         if ":" not in selector:
             raise ValueError(f"price for {selector!r}: expected a 'provider:model' selector")
-        self._prices[selector] = Price.of(input_per_mtok, output_per_mtok)
+        price = Price.of(input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok)
+        self._prices[selector] = price.with_cache_defaults(selector.partition(":")[0])
 
     def get(self, selector: str) -> Price | None:
         return self._prices.get(selector)
@@ -76,20 +132,22 @@ class PriceTable:
     def updated(self, prices: Mapping[str, Mapping[str, Any] | Price]) -> PriceTable:
         """A copy with a config's `prices:` mapping laid over this table's prices.
 
-        Each value is a Price or `{"input_per_mtok": ..., "output_per_mtok": ...}`.
+        Each value is a Price or `{"input_per_mtok": ..., "output_per_mtok": ...}`, with
+        `cache_read_per_mtok` and `cache_write_per_mtok` when known.
         """
         table = PriceTable(self._prices)
         for selector, price in prices.items():
             if isinstance(price, Price):
                 table._prices[selector] = price
                 continue
-            if not isinstance(price, Mapping) or set(price) != {
-                "input_per_mtok",
-                "output_per_mtok",
-            }:
+            if (
+                not isinstance(price, Mapping)
+                or not {"input_per_mtok", "output_per_mtok"} <= set(price)
+                or not set(price) <= set(PRICE_KEYS)
+            ):
                 raise ValueError(
-                    f"price for {selector!r}: expected input_per_mtok and output_per_mtok, "
-                    f"got {price!r}"
+                    f"price for {selector!r}: expected input_per_mtok and output_per_mtok "
+                    f"(and cache_read_per_mtok, cache_write_per_mtok if known), got {price!r}"
                 )
             table.register(selector, **price)
         return table
@@ -112,13 +170,27 @@ def _dollars(name: str, value: PriceInput) -> Decimal:
     return amount
 
 
-DEFAULT_PRICES = PriceTable({s: Price.of(i, o) for s, (i, o) in _LIST_PRICES.items()})
+DEFAULT_PRICES = PriceTable(
+    {
+        s: Price.of(i, o, cached).with_cache_defaults(s.partition(":")[0])
+        for s, (i, o, cached) in _LIST_PRICES.items()
+    }
+)
 
 
 def register_price(
-    selector: str, *, input_per_mtok: PriceInput, output_per_mtok: PriceInput
+    selector: str,
+    *,
+    input_per_mtok: PriceInput,
+    output_per_mtok: PriceInput,
+    cache_read_per_mtok: PriceInput | None = None,
+    cache_write_per_mtok: PriceInput | None = None,
 ) -> None:
     """Add or correct a model's price in the table every `load_model` starts from."""
     DEFAULT_PRICES.register(
-        selector, input_per_mtok=input_per_mtok, output_per_mtok=output_per_mtok
+        selector,
+        input_per_mtok=input_per_mtok,
+        output_per_mtok=output_per_mtok,
+        cache_read_per_mtok=cache_read_per_mtok,
+        cache_write_per_mtok=cache_write_per_mtok,
     )

@@ -18,6 +18,7 @@ from ..clock import Clock
 from ..errors import ModelConfigError
 from .backoff import BackoffPolicy
 from .base import Model, ProviderAdapter
+from .options import DEFAULT_TIMEOUT, ModelOptions, check_options
 from .pricing import PriceTable
 
 
@@ -60,8 +61,6 @@ PROVIDERS: dict[str, Provider] = {
 
 _SELECTOR = re.compile(r"^(?P<provider>[a-z][a-z0-9_-]*):(?P<model>\S+)$")
 
-DEFAULT_TIMEOUT = 120.0
-
 
 def parse_selector(selector: object) -> tuple[Provider, str]:
     """Split 'anthropic:claude-sonnet-5-5' into its provider and model name."""
@@ -89,15 +88,22 @@ def load_model(
     backoff: BackoffPolicy | None = None,
     max_tokens: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    options: ModelOptions | None = None,
 ) -> Model:
     """The model a `model:` selector names, ready to call, or a ModelConfigError now.
 
     The API key is `api_key` or the provider's environment variable (ANTHROPIC_API_KEY,
     OPENAI_API_KEY); the base URL is `base_url` or the client's own environment variable
     (ANTHROPIC_BASE_URL, OPENAI_BASE_URL) or the provider's. Prices come from
-    `price_table`, by default the shared table `register_price` extends.
+    `price_table`, by default the shared table `register_price` extends. `options` (an
+    agent.yaml's max_tokens, temperature, thinking, timeout, stream) win over `max_tokens`
+    and `timeout` when given.
     """
+    options = options or ModelOptions(max_tokens=max_tokens, timeout=timeout)
     provider, model = parse_selector(selector)
+    problem = check_options(options, provider.name)
+    if problem is not None:
+        raise ModelConfigError(f"model {selector!r}: {problem[0]}: {problem[1]}")
     if importlib.util.find_spec(provider.client_package) is None:
         raise ModelConfigError(
             f"model {selector!r}: the {provider.client_package} client is not installed; "
@@ -111,7 +117,7 @@ def load_model(
     module_name, _, class_name = provider.adapter.partition(":")
     factory: AdapterFactory = getattr(importlib.import_module(module_name), class_name)
     url = base_url or os.environ.get(provider.base_url_env) or None
-    adapter = factory(selector, model, api_key=key, base_url=url, timeout=timeout)
+    adapter = factory(selector, model, api_key=key, base_url=url, timeout=options.timeout)
     return Model(
-        selector, adapter, clock=clock, backoff=backoff, prices=price_table, max_tokens=max_tokens
+        selector, adapter, clock=clock, backoff=backoff, prices=price_table, options=options
     )
