@@ -31,6 +31,7 @@ class ErrorCode(StrEnum):
     MODEL_REPLY_INVALID = "model_reply_invalid"
     MODEL_SCRIPT_EXHAUSTED = "model_script_exhausted"
     PROVIDER_FAILURE = "provider_failure"
+    PROVIDER_TIMEOUT = "provider_timeout"
     REWIND_WITH_PENDING_COMPENSATION = "rewind_with_pending_compensation"
     OPERATOR_TOKEN = "operator_token"
     QUESTION_PENDING = "question_pending"
@@ -216,7 +217,7 @@ class ProviderFailure(StalwartError):
 class ProviderTimeout(ProviderFailure):
     """No answer within the client's timeout (`timeout` seconds)."""
 
-    code = ErrorCode.PROVIDER_FAILURE
+    code = ErrorCode.PROVIDER_TIMEOUT
 
     def __init__(self, timeout: float, message: str) -> None:
         self.timeout = timeout
