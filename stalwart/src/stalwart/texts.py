@@ -711,8 +711,24 @@ def turns_agent_unknown(agent: str, agents: Sequence[str]) -> str:
 def not_recordable(value: Any) -> str:
     kind = type(value).__name__
     if isinstance(value, set | frozenset):
-        return f"a {kind} has no order the record can keep; return a sorted list"
-    return f"a {kind} has no exact JSON form the record can keep"
+        return f"{kind} has no order the record can keep; return a sorted list"
+    return f"{kind} has no exact JSON form the record can keep"
+
+
+def unrecordable_because(tool: str, detail: str) -> str:
+    """A run's cause: a step returned what the record cannot hold; nothing is bound to it."""
+    return f"{tool} returned a value the record cannot hold exactly ({detail})"
+
+
+# --- calling a tool (tools/invoke.py) ---
+
+
+def tool_timed_out(tool: str, timeout: float) -> str:
+    return f"{tool} took longer than its timeout of {timeout:g} seconds"
+
+
+def bad_timeout(tool: str, timeout: Any) -> str:
+    return f"tool {tool!r}: timeout must be a number of seconds above 0; got {timeout!r}"
 
 
 # What a value should have been, by the kind of pydantic error that refused it: the tail of

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import texts
-from ..errors import UndoGaveUp
+from ..errors import NotRecordable, UndoGaveUp
 from ..policy.check import UndoPlan
 from ..record.ledger import Ledger
 from ..record.memory import rewind
@@ -122,7 +122,11 @@ def _send_undo(
         failure.update({"undo": undo.tool, "undo_error": error, "tries": undo.tries})
         reply = texts.stuck_reply(_cause(run), undo.tool, undo.tries, error, remaining)
         return Stuck(failure=failure, reply=reply, question=waiting.to_record())
-    undo = ledger.put_call(finish(ledger, undo, CallStatus.RAN, result=as_recorded(result)))
+    try:
+        recorded, error_text = as_recorded(result), None
+    except NotRecordable as error:  # it ran; only what it returned cannot be kept
+        recorded, error_text = None, render_error(error)
+    undo = ledger.put_call(finish(ledger, undo, CallStatus.RAN, result=recorded, error=error_text))
     ledger.put_call(replace_row(write, undone_by=undo.call_id))
     ledger.add_message("tool", texts.memory_result(undo.result), run.run_id)
     return None
@@ -157,6 +161,8 @@ def _cause(run: RunRow) -> str:
     cause = failure.get("cause")
     if cause == "cancelled":
         return texts.cancelled_because(failure["tool"])
+    if cause == "unrecordable":
+        return texts.unrecordable_because(failure["tool"], failure["detail"])
     if cause == "refused":
         return texts.refused_because(failure["tool"], failure["reason"])
     if cause == "did_not_happen":

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any
 
 from .. import texts
-from ..errors import RunStateError
+from ..errors import NotRecordable, RunStateError
 from ..policy.check import Verdict
 from ..record.ledger import Ledger
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
@@ -353,7 +353,18 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
             ledger.put_call(finish(ledger, call, CallStatus.FAILED, error=render_error(error)))
             failure = {"cause": "failed", "tool": call.tool, "error": type(error).__name__}
             return move(ledger, run, Event.STEP_FAILED, failure=failure)
-        call = ledger.put_call(finish(ledger, call, CallStatus.RAN, result=as_recorded(result)))
+        try:
+            recorded = as_recorded(result)
+        except NotRecordable as error:
+            # It ran (a write took effect), but what it returned cannot be kept exactly:
+            # nothing may be bound to a stand-in for it, so the step fails with the run.
+            ledger.put_call(finish(ledger, call, CallStatus.RAN, error=render_error(error)))
+            ledger.add_message(
+                "tool", texts.memory_error(type(error).__name__, str(error)), run.run_id
+            )
+            failure = {"cause": "unrecordable", "tool": call.tool, "detail": str(error)}
+            return move(ledger, run, Event.STEP_FAILED, failure=failure)
+        call = ledger.put_call(finish(ledger, call, CallStatus.RAN, result=recorded))
         ledger.add_message("tool", texts.memory_result(call.result), run.run_id)
         return ledger.put_run(replace_row(run, cursor=call.step))
 

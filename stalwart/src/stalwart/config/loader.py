@@ -33,7 +33,8 @@ The file's shape (every key but `agents` may be left out)::
 
 Each item of `tools:` is a mapping with one key: `python` names a module (a source),
 any other key is a tool's name and its value the facts about it: `writes`, `undo`,
-`irreversible`, `retry_safe`, and `confirm`. A fact said here replaces the decorator's;
+`irreversible`, `retry_safe`, `confirm`, and `timeout` (seconds a call may take). A
+fact said here replaces the decorator's;
 `undo` and `irreversible` are alternatives, so saying one here drops the other.
 `confirm: false` lets a write run without asking a person (see `confirms`); the lint
 `irreversible_without_confirmation` reports it on irreversible writes.
@@ -227,6 +228,7 @@ class _RawFacts(_Raw):
     irreversible: bool | None = None
     retry_safe: bool | None = None
     confirm: bool | None = None
+    timeout: int | float | None = None
 
 
 class _RawSource(_Raw):
@@ -381,6 +383,8 @@ class _Loader:
             changes["writes"] = raw.writes
         if raw.retry_safe is not None:
             changes["retry_safe"] = raw.retry_safe
+        if raw.timeout is not None:
+            changes["timeout"] = raw.timeout
         if raw.undo is not None and raw.irreversible:
             raise self.error(loc, "a write cannot both name an undo and be irreversible")
         if raw.undo is not None:

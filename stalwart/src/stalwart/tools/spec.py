@@ -22,6 +22,7 @@ from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from .. import texts
 from ..errors import ArgumentRefused, ToolDefinitionError
+from . import invoke
 from .boundary import ParamType
 
 # A parameter with this name is filled by the runtime with the call's idempotency key;
@@ -98,8 +99,10 @@ class ToolSpec:
     retry_safe: bool = False
     takes_idempotency_key: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
+    timeout: float | None = None  # seconds a call may take (invoke.py)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "timeout", invoke.check_timeout(self.name, self.timeout))
         if not self.writes and (self.undo is not None or self.irreversible):
             raise ToolDefinitionError(
                 f"tool {self.name!r}: only a write (writes=True) can have an undo "
@@ -126,9 +129,12 @@ class ToolSpec:
         undo: UndoSpec | None = None,
         irreversible: bool | None = None,
         retry_safe: bool | None = None,
+        timeout: float | None = None,
     ) -> ToolSpec:
         """A copy with facts said elsewhere (agent.yaml) laid over the decorator's."""
         changes: dict[str, Any] = {}
+        if timeout is not None:
+            changes["timeout"] = timeout
         if writes is not None:
             changes["writes"] = writes
         if undo is not None:
@@ -182,11 +188,12 @@ class ToolSpec:
         return typed
 
     def call(self, args: Mapping[str, Any], idempotency_key: str | None = None) -> Any:
-        """Call the function with exactly these arguments (and the key, if it takes one)."""
+        """Call the function with exactly these arguments (and the key, if it takes one):
+        awaited if it is async, within its timeout if it declares one (see invoke.py)."""
         kwargs = dict(args)
         if self.takes_idempotency_key:
             kwargs[IDEMPOTENCY_KEY_PARAM] = idempotency_key
-        return self.func(**kwargs)
+        return invoke.call(self.name, self.func, kwargs, self.timeout)
 
 
 @overload
@@ -201,6 +208,7 @@ def tool(
     irreversible: bool = False,
     retry_safe: bool = False,
     name: str | None = None,
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
 
 
@@ -213,6 +221,7 @@ def tool(
     irreversible: bool = False,
     retry_safe: bool = False,
     name: str | None = None,
+    timeout: float | None = None,
 ) -> Any:
     """Mark a function as a tool.
 
@@ -221,7 +230,8 @@ def tool(
     "$result.booking"}}` binds the undo's arguments explicitly.
     `@tool(writes=True, irreversible=True)` is a write nothing can undo;
     `@tool(writes=True, retry_safe=True)` is a write that may be sent again under
-    its idempotency key.
+    its idempotency key. `timeout=` (seconds) bounds a call: past it the call is in
+    doubt. An `async def` tool is awaited (see invoke.py).
     """
 
     def mark(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -232,6 +242,7 @@ def tool(
             undo=parse_undo(undo),
             irreversible=irreversible,
             retry_safe=retry_safe,
+            timeout=timeout,
         )
         setattr(function, _MARK, spec)
         return function
@@ -284,6 +295,7 @@ def spec_from_function(
     undo: UndoSpec | None = None,
     irreversible: bool = False,
     retry_safe: bool = False,
+    timeout: float | None = None,
 ) -> ToolSpec:
     """Read a function's signature, hints and docstring into a ToolSpec."""
     tool_name = name or function.__name__
@@ -328,6 +340,7 @@ def spec_from_function(
         irreversible=irreversible,
         retry_safe=retry_safe,
         takes_idempotency_key=takes_key,
+        timeout=timeout,
     )
 
 
