@@ -266,3 +266,21 @@ def test_a_tool_with_a_timeout_reads_its_call_in_the_worker_thread() -> None:
     with sending(CurrentCall("k", "s", "s#1", 1, "look", "read", 1)):
         spec.call({})
     assert seen == ["look"] and threads == ["stalwart-tool-look"]
+
+
+def test_an_async_tool_past_its_timeout_is_cancelled_on_its_loop() -> None:
+    cancelled = threading.Event()
+
+    @tool(timeout=0.05)
+    async def hang() -> None:
+        """Hang."""
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    spec = spec_of(hang)
+    assert spec is not None
+    with pytest.raises(ToolTimeout, match="hang took longer than its timeout of 0.05 seconds"):
+        spec.call({})
+    assert cancelled.wait(10)  # its own loop cancelled it; no thread is left waiting

@@ -71,15 +71,14 @@ def call(
     if not done.wait(timeout):
         raise ToolTimeout(texts.tool_timed_out(tool, timeout))
     if "error" in outcome:
-        error = outcome["error"]
-        if isinstance(error, _Expired):
-            raise ToolTimeout(texts.tool_timed_out(tool, timeout)) from None
-        raise error
+        raise outcome["error"]
+    if outcome["value"] is _EXPIRED:
+        raise ToolTimeout(texts.tool_timed_out(tool, timeout))
     return outcome["value"]
 
 
-class _Expired(Exception):  # noqa: N818 - private: an async call's own timer ran out
-    pass
+# What an async call whose own timer ran out returns in place of a result.
+_EXPIRED = object()
 
 
 def _run(function: Callable[..., Any], kwargs: Mapping[str, Any], timeout: float | None) -> Any:
@@ -99,7 +98,7 @@ def _await(awaitable: Awaitable[Any], timeout: float | None) -> Any:
                 return await awaitable
         except TimeoutError:
             if limit.expired():
-                raise _Expired() from None
+                return _EXPIRED
             raise
 
     try:
