@@ -13,7 +13,8 @@ A step's "do" is one of:
   stubborn ignore SIGTERM and sleep (the wrapper must SIGKILL it)
   sleep    sleep "secs" seconds, then act as "then" (another step)
 Other keys: "outcome", "session" (default: the resumed one, else "sess-<attempt>"),
-"cost" (the session total the Result reports), "model_error" (an object).
+"cost" (the session total the Result reports), "model_error" (an object), "emit" (text
+printed as it is before the Result).
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def act(step: dict[str, Any], attempt: str) -> int:
     if step.get("commit"):
         commit_and_push(attempt, push=step.get("push", True))
     print(json.dumps({"type": "progress", "text": "done thinking"}), flush=True)
+    if "emit" in step:
+        print(step["emit"], flush=True)
     print(json.dumps(result(step, attempt)), flush=True)
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from gate_fixtures.arc_world import (
+    CHEAP_CHECK,
     PYTEST,
     add_plan,
     brief,
@@ -192,3 +193,31 @@ def test_a_failure_before_the_review_does_not_check_the_budget(
     run_arc(world, clock)
 
     assert str(task(world, "t").state) == "review.rework_pending"
+
+
+def test_a_conflict_found_before_the_review_never_pauses_the_plan(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    # issue 14, bug 7: the commands stage passes, then main moves in a conflicting way, so
+    # the review stage's conflict check fails; the budget is used up by the worker's cost.
+    theirs = OPS_WITH_DOUBLE.replace("return x * 2", "return x + x")
+    moves_main = (
+        f"cd {world.other} && git pull -q origin main && "
+        f"printf '%s' '{theirs}' > src/calc/ops.py && git commit -qam theirs && "
+        "git push -q origin HEAD:main"
+    )
+    scenario = {"t": {"default": {"files": DOUBLE_FILES, "cost": 0.3}}}
+    write_arc_config(world, worker_args(world, scenario),
+                     gate_commands=(CHEAP_CHECK, moves_main))  # fmt: skip
+    add_plan(world, clock, ["t"], max_cost_usd=0.25)
+
+    lines = run_arc(world, clock, once=True)
+
+    done = task(world, "t")
+    assert str(done.state) == "todo.ready", lines
+    assert done.merge_pending
+    verdict = last_verdict(ArcStore(world.repo).task_dir("t"))
+    assert verdict is not None and (verdict.stage, verdict.reason) == ("review", "conflict")
+    plan = ArcStore(world.repo).load_plan("p")
+    assert plan.auto == "on"
+    assert not any("paused_budget" in line or "auto -> off" in line for line in lines)

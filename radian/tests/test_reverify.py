@@ -265,3 +265,30 @@ def test_a_review_rework_after_a_reverify_does_not_count_toward_auto_rework(
     assert "- [major] unchecked None (a.py:3)" in store.read_brief("t")
     record = store.read_attempt_result("t", attempt_id)
     assert record is not None and record["class"] == "reverify"
+
+
+def test_reverify_without_a_gate_section_is_refused_and_pushes_nothing(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    # issue 14, bug 8: without [gate] there is no gate; reverify used to integrate anyway.
+    write_arc_config(world, worker_args(world, {"t": {"default": {"files": DOUBLE}}}),
+                     stages=("commands",), gate_commands=("test -e ok.txt",))  # fmt: skip
+    add_plan(world, clock, ["t"])
+    run_arc(world, clock)
+    assert task(world, "t").state == State.REWORK_PENDING
+    config = world.repo / ".radian" / "arc.toml"
+    config.write_text(config.read_text().split("[gate]")[0])
+    main_before = world.main_sha()
+    radian = Path(sys.executable).parent / "radian"
+
+    done = subprocess.run([str(radian), "arc", "--repo", str(world.repo), "reverify", "t"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
+        "t: .radian/arc.toml has no [gate], so there is no gate to run again "
+        "(add [gate]; stages = [] runs the integration alone)\n"
+    )
+    assert world.main_sha() == main_before
+    after = task(world, "t")
+    assert after.state == State.REWORK_PENDING and after.attempts == ["001"]

@@ -3,13 +3,14 @@
 Exit codes: 0 done; 1 refused (an unknown task or plan, a state that does not allow the
 command, a name in use, another run active); 2 bad usage or configuration (options,
 .radian/arc.toml, worker.exec_args, a plan file); 3 `run` or `start` moved a task to
-failed.*; 130 interrupted by Ctrl-C (every file is whole).
+failed.*; 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (workers stopped, every file whole).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,8 @@ from radian.arc import commands, show
 from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
 from radian.arc.errors import ArcError
-from radian.arc.loop import Loop, NoVerifier, RunReport, Verifier
-from radian.arc.records import Switch
+from radian.arc.loop import Loop, NoVerifier, RunReport, Terminated, Verifier
+from radian.arc.records import FIX_LEVELS, Switch
 from radian.arc.store import ArcStore
 from radian.arc.worker.presets import WORKER_NAMES
 from radian.worker.main import worker_command
@@ -29,7 +30,7 @@ from radian.worker.main import worker_command
 # 1 (refused) and 2 (bad usage or configuration) are the exit_code of the ArcError raised
 # (radian.arc.errors); these two are the run's own.
 EXIT_TASK_FAILED = 3
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 128 + 15 = 143
 
 
 class Context:
@@ -74,6 +75,10 @@ def _guard(action: Callable[[], Any]) -> Any:
     except ArcError as error:
         click.echo(str(error), err=True)
         raise SystemExit(error.exit_code) from None
+    except KeyboardInterrupt:
+        # A command stopped half-way has undone or finished its write (each is atomic, a
+        # plan load all or nothing): the README's exit code for Ctrl-C.
+        raise SystemExit(EXIT_INTERRUPTED) from None
 
 
 def _switch(value: str) -> bool:
@@ -81,6 +86,19 @@ def _switch(value: str) -> bool:
 
 
 ON_OFF = click.Choice(["on", "off"])
+# A path, read once every option is checked: click.File would open it first and leave it
+# open when a later option is refused.
+BRIEF_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _read_brief(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.BadParameter(str(error), param_hint="'--brief'") from None
+
+
+FIX_LEVEL = click.Choice(FIX_LEVELS)
 
 
 @click.group()
@@ -132,7 +150,7 @@ def plan() -> None:
 @click.option("--max-cost-usd", type=float, default=None)
 @click.option("--merge-main", type=ON_OFF, default="on", show_default=True)
 @click.option("--auto-rework", type=int, default=1, show_default=True)
-@click.option("--fix-level", default=None)
+@click.option("--fix-level", type=FIX_LEVEL, default=None)
 @pass_context
 def plan_add(
     context: Context,
@@ -185,22 +203,22 @@ def task() -> None:
 @task.command("add")
 @click.argument("plan_name", metavar="PLAN")
 @click.argument("name", metavar="TASK")
-@click.option("--brief", "brief_file", required=True, type=click.File("r", encoding="utf-8"))
+@click.option("--brief", "brief_file", required=True, type=BRIEF_FILE)
 @click.option("--max-attempts", type=int, default=None)
 @click.option("--max-cost-usd", type=float, default=None)
-@click.option("--fix-level", default=None)
+@click.option("--fix-level", type=FIX_LEVEL, default=None)
 @pass_context
 def task_add(
     context: Context,
     plan_name: str,
     name: str,
-    brief_file: Any,
+    brief_file: Path,
     max_attempts: int | None,
     max_cost_usd: float | None,
     fix_level: str | None,
 ) -> None:
     """Add a task with its brief to a plan."""
-    text = brief_file.read()
+    text = _read_brief(brief_file)
     _emit(
         _guard(
             lambda: commands.add_task(
@@ -238,9 +256,18 @@ def _loop(context: Context) -> Loop:
 
 def _finish(report: RunReport) -> None:
     if report.interrupted:
-        raise SystemExit(EXIT_INTERRUPTED)
+        raise SystemExit(128 + (report.stopped_by or signal.SIGINT))
     if report.failed:
         raise SystemExit(EXIT_TASK_FAILED)
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (systemd's stop, `kill`) stops `run` and `start` the way Ctrl-C does."""
+
+    def terminated(_signum: int, _frame: object) -> None:
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminated)
 
 
 @arc.command()
@@ -248,6 +275,7 @@ def _finish(report: RunReport) -> None:
 @pass_context
 def run(context: Context, once: bool) -> None:
     """Run the plans' ready tasks until nothing is ready, running or waiting."""
+    _stop_on_sigterm()
     _finish(_guard(lambda: _loop(context).run(once=once)))
 
 
@@ -256,6 +284,7 @@ def run(context: Context, once: bool) -> None:
 @pass_context
 def start(context: Context, name: str) -> None:
     """Claim one task now (even one waiting on its retry) and run its attempt."""
+    _stop_on_sigterm()
     _finish(_guard(lambda: _loop(context).start(name)))
 
 
@@ -270,8 +299,7 @@ def show_command(context: Context, name: str | None, as_json: bool) -> None:
         document = show.overview_document(context.store, config)
         lines = show.overview_text(document)
     else:
-        task_record = _guard(lambda: context.store.load_task(name))
-        document = show.task_document(context.store, config, task_record)
+        document = _guard(lambda: show.one_task_document(context.store, config, name))
         lines = show.task_text(document)
     if as_json:
         click.echo(json.dumps(document, indent=2))
@@ -289,11 +317,11 @@ def cancel(context: Context, name: str) -> None:
 
 @arc.command()
 @click.argument("name", metavar="TASK")
-@click.option("--brief", "brief_file", required=True, type=click.File("r", encoding="utf-8"))
+@click.option("--brief", "brief_file", required=True, type=BRIEF_FILE)
 @pass_context
 def rework(context: Context, name: str, brief_file: Any) -> None:
     """Append a "## Rework <n>" to the task's brief; the task is ready, its retries fresh."""
-    text = brief_file.read()
+    text = _read_brief(brief_file)
     _emit(_guard(lambda: commands.rework(context.store, context.clock, name, text)))
 
 

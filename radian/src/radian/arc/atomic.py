@@ -15,7 +15,9 @@ from typing import Any
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+    # allow_nan=False: a NaN or an infinity is refused here rather than written as
+    # non-standard JSON that other readers reject.
+    write_text_atomic(path, json.dumps(data, indent=2, allow_nan=False) + "\n")
 
 
 def write_text_atomic(path: Path, text: str) -> None:

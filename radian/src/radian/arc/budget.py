@@ -69,8 +69,9 @@ def plan_spent(store: ArcStore, task: Task, plan: Plan) -> float:
     """cost_usd over every task of the plan; `task` as it is in memory, the others on disk."""
     spent = task.cost_usd
     for name in plan.tasks:
-        if name != task.name and store.task_exists(name):
-            spent += store.load_task(name).cost_usd
+        other = store.try_load_task(name) if name != task.name else None
+        if other is not None:
+            spent += other.cost_usd
     return round(spent, 10)
 
 

@@ -25,8 +25,9 @@ from radian.arc.settle import (
     settle,
     terminated_outcome,
 )
-from radian.arc.states import State, transition
+from radian.arc.states import FAILED_STATES, State, transition
 from radian.arc.store import ArcStore
+from radian.arc.worker.files import STOP_RECOVERY
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +50,13 @@ def claim_record(
     task: str, attempt_id: str, resume_session_id: str | None, claimed_at: str, kind: str
 ) -> dict[str, Any]:
     """attempt.json, written before the task moves: who runs the attempt (this process, so a
-    later `run` can tell a dead owner) and which session it resumes."""
+    later `run` can tell a dead owner; its start time too, so a pid used again by another
+    process, after a reboot say, is not taken for the owner) and which session it resumes."""
     return {
         "task": task,
         "attempt_id": attempt_id,
         "owner_pid": os.getpid(),
+        "owner_start": process_start(os.getpid()),
         "resume_session_id": resume_session_id,
         "claimed_at": claimed_at,
         "kind": kind,
@@ -71,11 +74,16 @@ def promote_due_retries(store: ArcStore, clock: Clock) -> list[str]:
     """todo.retry_wait tasks whose retry_at has passed become todo.ready."""
     lines = []
     for name in store.task_names():
-        if store.load_task(name).state is not State.RETRY_WAIT:
+        found = store.try_load_task(name)
+        if found is None or found.state is not State.RETRY_WAIT:
             continue
         with store.task_lock(name):
-            task = store.load_task(name)
-            if task.state is not State.RETRY_WAIT or not _is_due(task.retry_at, clock):
+            task = store.try_load_task(name)
+            if (
+                task is None
+                or task.state is not State.RETRY_WAIT
+                or not _is_due(task.retry_at, clock)
+            ):
                 continue
             transition(task, State.READY, clock, retry_at=None)
             store.save_task(task)
@@ -99,8 +107,8 @@ def claim(
     """
     allowed = {State.READY, State.RETRY_WAIT} if early else {State.READY}
     with store.task_lock(name):
-        task = store.load_task(name)
-        if task.state not in allowed:
+        task = store.try_load_task(name)
+        if task is None or task.state not in allowed:
             return None
         attempt_id = next_attempt_id(task)
         resume = task.session_id if config.worker.session == "resume" else None
@@ -138,7 +146,11 @@ def claim(
 
 
 def recover_orphans(
-    store: ArcStore, config: ArcConfig, clock: Clock, running: set[tuple[str, str]]
+    store: ArcStore,
+    config: ArcConfig,
+    clock: Clock,
+    running: set[tuple[str, str]],
+    failed: list[str] | None = None,
 ) -> list[str]:
     """doing.working tasks whose attempt has no live owner get the end they must have had.
 
@@ -149,24 +161,27 @@ def recover_orphans(
     """
     lines = []
     for name in store.task_names():
-        if store.load_task(name).state is not State.WORKING:
+        found = store.try_load_task(name)
+        if found is None or found.state is not State.WORKING:
             continue
         with store.task_lock(name):
-            task = store.load_task(name)
+            task = store.try_load_task(name)
+            if task is None:
+                continue
             attempt_id = task.last_attempt_id
             if task.state is not State.WORKING or attempt_id is None:
                 continue
             if (name, attempt_id) in running:
                 continue
             intent = store.read_attempt_intent(name, attempt_id) or {}
-            owner = intent.get("owner_pid")
-            if isinstance(owner, int) and owner != os.getpid() and _process_alive(owner):
+            if owner_alive(intent):
                 continue
+            owner = intent.get("owner_pid")
             log.warning("recovering %s attempt %s: its owner %s is gone", name, attempt_id, owner)
             attempt_dir = store.attempt_dir(name, attempt_id)
             # Read before stop_attempt: a wrapper stopped now would end as "cancelled".
             ended = worker_api.ended_attempt(attempt_dir, clock, intent.get("claimed_at"))
-            worker_api.stop_attempt(attempt_dir)
+            worker_api.stop_attempt(attempt_dir, STOP_RECOVERY)
             record = store.read_attempt_result(name, attempt_id)
             if record is not None and "outcome_record" in record:
                 outcome = outcome_from_record(record)
@@ -177,7 +192,38 @@ def recover_orphans(
                 lines.append(texts.left_no_result(name, attempt_id))
                 outcome = terminated_outcome(intent.get("claimed_at"), format_utc(clock.now()))
             lines.extend(settle(store, config, task, attempt_id, outcome, clock))
+            if failed is not None and task.state in FAILED_STATES:
+                failed.append(name)
     return lines
+
+
+def owner_alive(intent: dict[str, Any]) -> bool:
+    """Is the process that claimed the attempt still running? A live pid with another start
+    time (or boot) than the one recorded is another process that got the pid."""
+    owner = intent.get("owner_pid")
+    if not isinstance(owner, int) or isinstance(owner, bool):
+        return False
+    if owner == os.getpid() or not _process_alive(owner):
+        return False
+    recorded = intent.get("owner_start")
+    if isinstance(recorded, str):
+        current = process_start(owner)
+        if current is not None and current != recorded:
+            return False
+    return True
+
+
+def process_start(pid: int) -> str | None:
+    """`<boot id>:<start time in clock ticks>` of a live process, from /proc; None where
+    there is no /proc (then the pid alone is trusted)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    # Field 22 of proc(5), counted after the command name (field 2) ends.
+    return f"{boot}:{fields[19]}" if len(fields) > 19 else None
 
 
 def _process_alive(pid: int) -> bool:

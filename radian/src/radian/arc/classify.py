@@ -59,8 +59,9 @@ ROWS: dict[str, Row] = {row.key: row for row in TABLE}
 # The outcomes a worker's Result may carry that this build knows (each its own row).
 KNOWN_OUTCOMES = frozenset({"refused", "failed", "incomplete", "budget_exceeded", "cancelled"})
 # wrapper_class of an AttemptEnd: the row it selects, before the Result is looked at.
+# "stopped_by_arc": arc stopped the worker itself (Ctrl-C, SIGTERM, recovery): a kill.
 WRAPPER_ROWS = {"cancelled": "cancel", "stall": "stall", "wall_time": "wall_time",
-                "lock_held": "lock_held"}  # fmt: skip
+                "lock_held": "lock_held", "stopped_by_arc": "terminated"}  # fmt: skip
 MODEL_WAIT_KINDS = frozenset({"unavailable", "usage_limit"})
 
 

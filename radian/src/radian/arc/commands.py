@@ -5,6 +5,9 @@ Each returns the lines it prints and raises an ArcError (changing nothing) when 
 
 from __future__ import annotations
 
+import math
+import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +16,20 @@ from radian.arc import worker as worker_api
 from radian.arc.atomic import write_text_atomic
 from radian.arc.brief import append_rework
 from radian.arc.claims import check_exec_args
+from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import CONFIG_PATH, DEFAULT_CONFIG, ArcConfig
 from radian.arc.errors import ArcError, ConfigError, UsageError
 from radian.arc.plan_file import brief_text, read_plan_file
-from radian.arc.records import Plan, Switch, Task, branch_for, check_name
+from radian.arc.records import (
+    Plan,
+    Switch,
+    Task,
+    attempt_result,
+    branch_for,
+    check_fix_level,
+    check_name,
+)
 from radian.arc.states import REWORKABLE_STATES, State, transition
 from radian.arc.store import ArcStore
 from radian.arc.worker.presets import config_with_worker
@@ -47,6 +59,7 @@ def add_plan(
 ) -> list[str]:
     plan = _new_plan(name, auto, max_cost_usd, merge_main, auto_rework, fix_level)
     with store.registry_lock():
+        store.discard_unfinished_loads()
         if store.plan_exists(name):
             raise ArcError(texts.plan_exists(name))
         store.save_plan(plan)
@@ -62,7 +75,8 @@ def _new_plan(
     fix_level: str | None,
 ) -> Plan:
     check_name("plan", name)
-    if max_cost_usd is not None and max_cost_usd < 0:
+    check_fix_level(fix_level)
+    if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd >= 0):
         raise UsageError(texts.negative_option("--max-cost-usd"))
     if auto_rework < 0:
         raise UsageError(texts.negative_option("--auto-rework"))
@@ -89,6 +103,7 @@ def add_task(
 ) -> list[str]:
     task = _new_task(clock, plan_name, name, brief_text, max_attempts, max_cost_usd, fix_level)
     with store.registry_lock():
+        store.discard_unfinished_loads()
         _check_new_task(store, name)
         with store.plan_lock(plan_name):
             plan = store.load_plan(plan_name)
@@ -109,11 +124,12 @@ def _new_task(
     fix_level: str | None,
 ) -> Task:
     check_name("task", name)
+    check_fix_level(fix_level)
     if not brief_text.strip():
         raise UsageError(texts.empty_brief(name))
     if max_attempts is not None and max_attempts < 0:
         raise UsageError(texts.negative_option("--max-attempts"))
-    if max_cost_usd is not None and max_cost_usd < 0:
+    if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd >= 0):
         raise UsageError(texts.negative_option("--max-cost-usd"))
     now = format_utc(clock.now())
     return Task(
@@ -159,20 +175,37 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
                          item.max_cost_usd, item.fix_level)  # fmt: skip
         tasks.append((task, brief))
     names = [task.name for task, _ in tasks]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
+    duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
     if duplicates:
         raise ConfigError(texts.duplicate_task_names(label, duplicates))
     with store.registry_lock():
+        store.discard_unfinished_loads()
         if store.plan_exists(plan.name):
             raise ArcError(texts.plan_exists(plan.name))
         for task, _ in tasks:
             _check_new_task(store, task.name)
-        for task, brief in tasks:
-            store.write_brief(task.name, brief)
-            store.save_task(task)
-        plan.tasks = names
-        store.save_plan(plan)
+        _write_all_or_nothing(store, plan, tasks)
     return [texts.plan_loaded(plan.name, len(tasks))]
+
+
+def _write_all_or_nothing(store: ArcStore, plan: Plan, tasks: list[tuple[Task, str]]) -> None:
+    """The plan is written first as `loading` (the intent), then its tasks, then the plan
+    again, finished. Until then no command sees the plan; an interrupted load (Ctrl-C, a
+    kill) is undone at once, or by the next command that creates plans or tasks."""
+    plan.tasks = [task.name for task, _ in tasks]
+    plan.loading = True
+    store.save_plan(plan)
+    try:
+        for task, brief in tasks:
+            # Each file is new, and the plan says loading: no reader sees them half-written,
+            # so they need no rename, and one sync below makes them all durable.
+            store.write_new_task(task, brief)
+        os.sync()
+        plan.loading = False
+        store.save_plan(plan)
+    except BaseException:
+        store.discard_unfinished_loads()
+        raise
 
 
 # -- changing a task by hand -----------------------------------------------------------------
@@ -185,25 +218,22 @@ def cancel(store: ArcStore, clock: Clock, name: str) -> list[str]:
             raise ArcError(texts.cannot_cancel(name, str(from_state)))
         attempt_id = task.last_attempt_id
         if from_state is State.WORKING and attempt_id is not None:
+            row = ROWS["cancel"]
             store.write_attempt_result(
                 name,
                 attempt_id,
-                {
-                    "task": name,
-                    "attempt_id": attempt_id,
-                    "outcome": None,
-                    "class": "cancel",
-                    "row": "cancelled by radian arc cancel",
-                    "model_wait": False,
-                    "model_error": None,
-                    "cost_usd": 0.0,
-                    "session_cost_usd": None,
-                    "session_id": None,
-                    "ended_at": format_utc(clock.now()),
-                    "next_state": str(State.CANCELLED),
-                },
+                attempt_result(
+                    name,
+                    attempt_id,
+                    failure_class=row.failure_class,
+                    row=row.result,
+                    ended_at=format_utc(clock.now()),
+                    next_state=str(State.CANCELLED),
+                ),
             )
-        transition(task, State.CANCELLED, clock, retry_at=None)
+        # The cancelled attempt did not end in a model wait: the run of waits is over.
+        streak = 0 if from_state is State.WORKING else task.model_wait_streak
+        transition(task, State.CANCELLED, clock, retry_at=None, model_wait_streak=streak)
         store.save_task(task)
     if from_state is State.WORKING and attempt_id is not None:
         worker_api.stop_attempt(store.attempt_dir(name, attempt_id))

@@ -13,9 +13,11 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from radian.arc.errors import ConfigError
-from radian.arc.texts import not_valid_toml
+from radian.arc.texts import not_utf8, not_valid_toml, unreadable_config
 
 CONFIG_PATH = Path(".radian") / "arc.toml"
+# The review's levels (radian.arc.records.FIX_LEVELS); a Literal so that an error names them.
+FixLevel = Literal["info", "minor", "major", "critical"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -110,7 +112,7 @@ class ReviewConfig(_Section):
 class GateConfig(_Section):
     stages: list[Literal["commands", "mutation", "review"]] = Field(default_factory=list)
     commands: list[CommandConfig] = Field(default_factory=list)
-    fix_level: str = "major"
+    fix_level: FixLevel = "major"
     mutation: MutationConfig = Field(default_factory=MutationConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
 
@@ -177,7 +179,13 @@ def load_config(repo_root: Path) -> ArcConfig:
     path = Path(repo_root) / CONFIG_PATH
     if not path.is_file():
         return ArcConfig()
-    return parse_config(path.read_text(encoding="utf-8"), str(CONFIG_PATH))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(not_utf8(str(CONFIG_PATH), error)) from None
+    except OSError as error:
+        raise ConfigError(unreadable_config(str(CONFIG_PATH), error.strerror)) from None
+    return parse_config(text, str(CONFIG_PATH))
 
 
 def parse_config(text: str, file_label: str) -> ArcConfig:

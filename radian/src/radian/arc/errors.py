@@ -23,5 +23,10 @@ class NotFoundError(ArcError):
     """A task or a plan that does not exist."""
 
 
+class DamagedFile(ArcError):
+    """One of arc's files is not what arc wrote (corrupt, empty, wrongly typed or deleted):
+    the task it belongs to is quarantined, every other task goes on."""
+
+
 class IllegalTransition(ArcError):
     """A state change that the states table does not allow."""

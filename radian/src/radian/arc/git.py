@@ -46,7 +46,12 @@ class PreparedWorktree:
 
 
 def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Runs git in cwd; raises GitError on a non-zero exit when check is true."""
+    """Runs git in cwd; raises GitError on a non-zero exit when check is true.
+
+    git runs in a session of its own: a Ctrl-C in the terminal goes to `radian arc run`
+    alone, which decides what to stop; an in-flight push or fetch of a gate is never killed
+    by it half-way (and so never turned into a gate_error verdict).
+    """
     completed = subprocess.run(
         ["git", *args],
         cwd=cwd,
@@ -55,6 +60,7 @@ def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
         text=True,
         stdin=subprocess.DEVNULL,
         check=False,
+        start_new_session=True,
     )
     if check and completed.returncode != 0:
         raise GitError(list(args), cwd, completed.returncode, completed.stderr)

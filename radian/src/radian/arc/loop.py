@@ -16,6 +16,7 @@ infrastructure retry) and returns.
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -36,7 +37,7 @@ from radian.arc.claims import (
 )
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
-from radian.arc.errors import ArcError
+from radian.arc.errors import ArcError, DamagedFile
 from radian.arc.settle import (
     AttemptOutcome,
     outcome_from_end,
@@ -45,6 +46,7 @@ from radian.arc.settle import (
 )
 from radian.arc.states import FAILED_STATES, State
 from radian.arc.store import ArcStore
+from radian.arc.worker.files import STOP_INTERRUPT
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +91,14 @@ class RunReport:
     lines: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # tasks this run moved to failed.*
     interrupted: bool = False
+    # The signal that stopped the run (SIGINT for Ctrl-C, SIGTERM); None when not stopped.
+    stopped_by: int | None = None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by the CLI's handler: stopped like Ctrl-C."""
+
+    signum = signal.SIGTERM
 
 
 def apply_end(
@@ -97,11 +107,14 @@ def apply_end(
     claimed: Claim,
     outcome: AttemptOutcome,
     clock: Clock,
-) -> tuple[list[str], State]:
+) -> tuple[list[str], State | None]:
+    """Settle the attempt; the printed lines and the state this end moved the task to (None
+    when the task had moved on meanwhile, say cancelled from another terminal)."""
     with store.task_lock(claimed.task):
         task = store.load_task(claimed.task)
+        ours = task.state is State.WORKING and task.last_attempt_id == claimed.attempt_id
         lines = settle(store, config, task, claimed.attempt_id, outcome, clock)
-        return lines, task.state
+        return lines, task.state if ours else None
 
 
 AttemptRunner = Callable[[Any, Clock], Any]
@@ -133,6 +146,7 @@ class Loop:
         self.report = RunReport()
         self._running: dict[Future[Any], Claim] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, config.limits.parallel))
+        self._quarantined: set[str] = set()
         self._wake = threading.Event()
 
     # -- output ---------------------------------------------------------------------------
@@ -151,8 +165,8 @@ class Loop:
             raise ArcError(texts.run_already_active()) from None
         try:
             self._run(once)
-        except KeyboardInterrupt:
-            self._interrupt()
+        except KeyboardInterrupt as stop:
+            self._interrupt(stop)
         finally:
             self._pool.shutdown(wait=True)
             lock.release()
@@ -180,7 +194,7 @@ class Loop:
 
     def _pass(self) -> None:
         running = {(claim.task, claim.attempt_id) for claim in self._running.values()}
-        self._say(recover_orphans(self.store, self.config, self.clock, running))
+        self._say(recover_orphans(self.store, self.config, self.clock, running, self.report.failed))
         self._say(self.verifier.collect())
         self._say(self.verifier.before_claim())
         self._say(promote_due_retries(self.store, self.clock))
@@ -190,6 +204,15 @@ class Loop:
             claimed = claim(self.store, self.config, name, self.clock)
             if claimed is not None:
                 self._launch(*claimed)
+        self._report_quarantined()
+
+    def _report_quarantined(self) -> None:
+        """Each damaged task once per run: it is left alone, every other task goes on."""
+        for name, problem in list(self.store.damaged.items()):
+            if name not in self._quarantined:
+                self._quarantined.add(name)
+                log.warning("quarantined %s: %s", name, problem)
+                self._say([texts.quarantined(name, problem)])
 
     def _launch(self, claimed: Claim, line: str) -> None:
         self._say([line])
@@ -198,13 +221,13 @@ class Loop:
 
     def _claimable_tasks(self) -> list[str]:
         names: list[str] = []
-        for plan_name in self.store.plan_names():
-            plan = self.store.load_plan(plan_name)
+        for plan in self.store.plans():
             if not plan.confirmed or plan.auto == "off":
                 continue
-            names.extend(
-                name for name in plan.tasks if self.store.load_task(name).state is State.READY
-            )
+            for name in plan.tasks:
+                task = self.store.try_load_task(name)
+                if task is not None and task.state is State.READY:
+                    names.append(name)
         return names
 
     def _claimable_now(self) -> bool:
@@ -213,13 +236,12 @@ class Loop:
     def _next_retry_at(self) -> datetime | None:
         """The earliest retry_at of a waiting task that this loop would claim."""
         earliest: datetime | None = None
-        for plan_name in self.store.plan_names():
-            plan = self.store.load_plan(plan_name)
+        for plan in self.store.plans():
             if not plan.confirmed or plan.auto == "off":
                 continue
             for name in plan.tasks:
-                task = self.store.load_task(name)
-                if task.state is State.RETRY_WAIT and task.retry_at:
+                task = self.store.try_load_task(name)
+                if task is not None and task.state is State.RETRY_WAIT and task.retry_at:
                     due = parse_utc(task.retry_at)
                     earliest = due if earliest is None or due < earliest else earliest
         return earliest
@@ -249,27 +271,53 @@ class Loop:
             outcome = terminated_outcome(None, format_utc(self.clock.now()))
         else:
             outcome = outcome_from_end(end, claimed.resume_session_id, interrupted=interrupted)
-        lines, state = apply_end(self.store, self.config, claimed, outcome, self.clock)
+        try:
+            lines, state = apply_end(self.store, self.config, claimed, outcome, self.clock)
+        except DamagedFile as error:
+            # The task file was damaged while its attempt ran: the attempt's end cannot be
+            # written to it; the task stays quarantined, the run goes on.
+            self.store.damaged[claimed.task] = str(error)
+            self._report_quarantined()
+            return
         self._say(lines)
         if state in FAILED_STATES:
             self.report.failed.append(claimed.task)
-        if state is State.VERIFYING and self.store.load_task(claimed.task).last_attempt_id == (
-            claimed.attempt_id
+        current = self.store.try_load_task(claimed.task)
+        if (
+            state is State.VERIFYING
+            and current is not None
+            and current.last_attempt_id == claimed.attempt_id
         ):
             self.verifier.start(claimed.task, claimed.attempt_id)
 
-    def _interrupt(self) -> None:
-        """Ctrl-C: stop the workers, wait for their threads, record what they left."""
+    def _interrupt(self, stop: KeyboardInterrupt) -> None:
+        """Ctrl-C or SIGTERM: stop the workers, wait for their threads, record what they
+        left. A second one kills the workers instead of waiting out their grace period; the
+        attempts are recorded all the same."""
         self.report.interrupted = True
+        self.report.stopped_by = getattr(stop, "signum", signal.SIGINT)
         log.warning("interrupted: stopping %d attempt(s)", len(self._running))
-        for claimed in list(self._running.values()):
-            worker_api.stop_attempt(claimed.attempt_dir)
+        claims = list(self._running.values())
+        for claimed in claims:
+            # The reason first, for whoever reads this attempt's end: arc's stop, no cancel.
+            worker_api.stop_attempt(claimed.attempt_dir, STOP_INTERRUPT, wait=False)
+        if claims:
+            self._say([texts.stopping_workers(len(claims))])
+        try:
+            self._wait_for_stopped()
+        except KeyboardInterrupt:
+            _ignore_further_stops()
+            for claimed in claims:
+                worker_api.kill_attempt(claimed.attempt_dir)
+            self._wait_for_stopped()
+        self._say([texts.interrupted()])
+
+    def _wait_for_stopped(self) -> None:
         self.verifier.stop()
         while self._running:
             done, _ = wait(list(self._running), return_when=FIRST_COMPLETED)
             for future in done:
                 self._apply(future, interrupted=True)
-        self._say([texts.interrupted()])
 
     # -- start ----------------------------------------------------------------------------
     def start(self, name: str) -> RunReport:
@@ -289,8 +337,16 @@ class Loop:
             self._launch(*claimed)
             self._finish_running()
             self._finish_gates()
-        except KeyboardInterrupt:
-            self._interrupt()
+        except KeyboardInterrupt as stop:
+            self._interrupt(stop)
         finally:
             self._pool.shutdown(wait=True)
         return self.report
+
+
+def _ignore_further_stops() -> None:
+    """After a second Ctrl-C the workers are being killed: a third must not leave the
+    records half applied. Only the main thread can set a signal handler."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)

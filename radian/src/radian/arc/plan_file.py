@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from radian.arc import texts
-from radian.arc.config import validate_model
+from radian.arc.config import FixLevel, validate_model
 from radian.arc.errors import ConfigError, UsageError
 from radian.arc.records import Switch
 
@@ -25,7 +25,7 @@ class TaskEntry(BaseModel):
     brief_file: str | None = None  # a path relative to the plan file
     max_attempts: int | None = Field(default=None, ge=0)
     max_cost_usd: float | None = Field(default=None, ge=0)
-    fix_level: str | None = None
+    fix_level: FixLevel | None = None
 
     @model_validator(mode="after")
     def _one_brief(self) -> TaskEntry:
@@ -42,7 +42,7 @@ class PlanEntry(BaseModel):
     max_cost_usd: float | None = Field(default=None, ge=0)
     merge_main: bool = True
     auto_rework: int = Field(default=1, ge=0)
-    fix_level: str | None = None
+    fix_level: FixLevel | None = None
 
 
 class PlanFile(BaseModel):
@@ -57,6 +57,8 @@ def read_plan_file(path: Path) -> PlanFile:
     label = str(path)
     try:
         data: dict[str, Any] = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(texts.not_utf8(label, error)) from None
     except OSError as error:
         raise UsageError(texts.unreadable_file(label, error.strerror)) from None
     except tomllib.TOMLDecodeError as error:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from radian.arc.clock import parse_utc
 from radian.arc.errors import UsageError
 from radian.arc.states import State
-from radian.arc.texts import bad_name
+from radian.arc.texts import bad_fix_level, bad_name
 
 # A name is a path segment and part of a git branch (arc/<task>): letters, digits, ".", "_"
 # and "-", starting with a letter or digit; no "..", no ".lock" or "." at the end.
@@ -29,10 +30,27 @@ def check_name(kind: str, name: str) -> str:
 
 Switch = Literal["on", "off"]
 
+# The version of the files arc writes (task.json, plans/<plan>.json, attempt_result.json).
+# A file without one was written by a build before versions (0) and loads as it is; a file
+# from a newer build than this one is refused (DamagedFile), not misread.
+FORMAT_VERSION = 1
+
+# A review finding's levels, least to most severe: a finding fails at or above the
+# effective fix_level (the task's, else the plan's, else [gate] fix_level).
+FIX_LEVELS: tuple[str, ...] = ("info", "minor", "major", "critical")
+
+
+def check_fix_level(level: str | None) -> str | None:
+    """`level` when it is one of FIX_LEVELS (or None); a UsageError naming them otherwise."""
+    if level is not None and level not in FIX_LEVELS:
+        raise UsageError(bad_fix_level(level, FIX_LEVELS))
+    return level
+
 
 class Plan(BaseModel):
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
+    model_config = ConfigDict(extra="allow", validate_assignment=True, allow_inf_nan=False)
 
+    format_version: int = 0
     name: str
     auto: Switch = "on"
     confirmed: bool = False
@@ -41,13 +59,19 @@ class Plan(BaseModel):
     auto_rework: int = 1
     fix_level: str | None = None
     tasks: list[str] = Field(default_factory=list)
+    # True while `plan load` writes the plan's tasks: such a plan is not there yet for any
+    # command, and one left so by an interrupted load is undone (discard_unfinished_loads).
+    loading: bool = False
 
 
 class Task(BaseModel):
     # model_wait_streak is the chapter's own name, not a pydantic method: pydantic before
     # 2.10 warned about any field starting with "model_" unless told it is no namespace.
-    model_config = ConfigDict(extra="allow", validate_assignment=True, protected_namespaces=())
+    model_config = ConfigDict(
+        extra="allow", validate_assignment=True, protected_namespaces=(), allow_inf_nan=False
+    )
 
+    format_version: int = 0
     name: str
     plan: str
     state: State = State.READY
@@ -77,6 +101,57 @@ class Task(BaseModel):
     created_at: str
     updated_at: str
 
+    @field_validator("retry_at", "created_at", "updated_at")
+    @classmethod
+    def _a_utc_time(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_utc(value)  # a ValueError names what is wrong
+        return value
+
 
 def branch_for(task: str) -> str:
     return f"arc/{task}"
+
+
+class AttemptResult(BaseModel):
+    """runs/<task>/attempts/<id>/attempt_result.json: one attempt's end, as the chapter's
+    table classed it. Built by `attempt_result` alone (settle, cancel, reverify), checked
+    by the store before it is written; keys a later stage adds (the gate's) are kept."""
+
+    model_config = ConfigDict(
+        extra="allow", protected_namespaces=(), allow_inf_nan=False, populate_by_name=True
+    )
+
+    format_version: int = 0
+    task: str
+    attempt_id: str
+    outcome: str | None = None
+    failure_class: str | None = Field(default=None, alias="class")
+    row: str | None = None
+    model_wait: bool = False
+    model_error: dict[str, Any] | None = None
+    reason: str | None = None
+    cost_usd: float | None = 0.0
+    cost_unknown: str | None = None
+    session_cost_usd: float | None = None
+    cost_scope: str | None = None  # what session_cost_usd covers (worker.formats.CostScope)
+    session_id: str | None = None
+    base_sha: str | None = None
+    head_sha: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    next_state: str | None = None
+
+
+def attempt_result(task: str, attempt_id: str, **fields: Any) -> dict[str, Any]:
+    """A new attempt_result.json, checked against AttemptResult, as the dict the store
+    writes (the chapter's key "class", every field present)."""
+    record = AttemptResult.model_validate({"task": task, "attempt_id": attempt_id, **fields})
+    return checked_attempt_result(record.model_dump(by_alias=True))
+
+
+def checked_attempt_result(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as it will be written: validated (a NaN cost, a wrong type is refused here,
+    not written) and stamped with this build's format version."""
+    record = AttemptResult.model_validate(data)
+    return {**record.model_dump(by_alias=True), "format_version": FORMAT_VERSION}

@@ -16,7 +16,7 @@ from radian.arc.budget import add_cost, attempt_cost, check_after_cost, pause_fo
 from radian.arc.classify import ROWS, Next, classify
 from radian.arc.clock import Clock, format_utc_ceil
 from radian.arc.config import ArcConfig
-from radian.arc.records import Task
+from radian.arc.records import Task, attempt_result
 from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
@@ -48,6 +48,9 @@ class AttemptOutcome:
     # resumed attempt, a per-process figure taken as it stands.
     cost_scope: str = "session_total"
     fresh_session_next: bool = False  # the session refused or was lost: do not resume it
+    # Why the worker's reported cost was refused (NaN, infinite, negative): the attempt's
+    # cost is unknown. Absent from records written by earlier builds.
+    cost_problem: str | None = None
 
 
 def outcome_from_end(
@@ -84,6 +87,7 @@ def outcome_from_end(
         ended_at=end.ended_at,
         cost_scope=str(result.cost_scope) if result is not None else "session_total",
         fresh_session_next=bool(getattr(end, "fresh_session_next", False)),
+        cost_problem=result.cost_problem if result is not None else None,
     )
 
 
@@ -147,33 +151,38 @@ def settle(
         elif outcome.session_id != task.session_id or outcome.session_cost_usd is not None:
             task.session_cost_usd = outcome.session_cost_usd
         task.session_id = outcome.session_id
-    record: dict[str, Any] = {
-        "task": task.name,
-        "attempt_id": attempt_id,
-        "outcome": outcome.outcome,
-        "class": row.failure_class,
-        "row": row.result,
-        "model_wait": outcome.model_wait,
-        "model_error": outcome.model_error,
-        "reason": outcome.reason,
-        "cost_usd": cost,
-        "session_cost_usd": outcome.session_cost_usd,
-        "cost_scope": outcome.cost_scope,
-        "session_id": outcome.session_id,
-        "base_sha": outcome.base_sha,
-        "head_sha": outcome.head_sha,
-        "exit_code": outcome.exit_code,
-        "wrapper_class": outcome.wrapper_class,
-        "result_format": outcome.result_format,
-        "started_at": outcome.started_at,
-        "ended_at": outcome.ended_at,
-    }
+    record = attempt_result(
+        task.name,
+        attempt_id,
+        outcome=outcome.outcome,
+        failure_class=row.failure_class,
+        row=row.result,
+        model_wait=outcome.model_wait,
+        model_error=outcome.model_error,
+        reason=outcome.reason,
+        cost_usd=None if outcome.cost_problem else cost,
+        cost_unknown=outcome.cost_problem,
+        session_cost_usd=outcome.session_cost_usd,
+        cost_scope=outcome.cost_scope,
+        session_id=outcome.session_id,
+        base_sha=outcome.base_sha,
+        head_sha=outcome.head_sha,
+        exit_code=outcome.exit_code,
+        wrapper_class=outcome.wrapper_class,
+        result_format=outcome.result_format,
+        started_at=outcome.started_at,
+        ended_at=outcome.ended_at,
+    )
 
     if task.state is not State.WORKING or task.last_attempt_id != attempt_id:
         # Cancelled (or otherwise moved on) while the worker ran: keep what the attempt
         # cost and the session it ran in, and the record the cancel wrote.
         earlier = store.read_attempt_result(task.name, attempt_id) or {}
         kept = {key: earlier[key] for key in ("class", "row", "next_state") if key in earlier}
+        if not outcome.model_wait and task.last_attempt_id == attempt_id:
+            # An attempt that did not end in a model wait ends the run of waits, cancelled
+            # or not ("A worker wait on an unavailable model").
+            task.model_wait_streak = 0
         store.write_attempt_result(task.name, attempt_id, record | kept)
         store.save_task(task)
         return [texts.ended_after_cancel(task.name, attempt_id)]

@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from radian.arc.config import ArcConfig
+from radian.arc.errors import DamagedFile
 from radian.arc.gate.verdict import verdict_summary, verdict_summary_line
 from radian.arc.records import Task
 from radian.arc.store import ArcStore
+
+# The state `show` gives a task whose file cannot be read (no state of the table).
+DAMAGED = "damaged"
 
 ATTEMPT_KEYS = (
     "outcome",
@@ -15,6 +19,7 @@ ATTEMPT_KEYS = (
     "model_wait",
     "model_error",
     "cost_usd",
+    "cost_unknown",
     "session_cost_usd",
     "session_id",
     "started_at",
@@ -59,22 +64,45 @@ def task_document(store: ArcStore, config: ArcConfig, task: Task) -> dict[str, A
     }
 
 
+def one_task_document(store: ArcStore, config: ArcConfig, name: str) -> dict[str, Any]:
+    """`show <task>`: the task's document, or what is wrong with its file."""
+    try:
+        task = store.load_task(name)
+    except DamagedFile as error:
+        return damaged_document(name, str(error))
+    return task_document(store, config, task)
+
+
+def damaged_document(name: str, problem: str) -> dict[str, Any]:
+    """A task whose file arc cannot read: what is wrong and how to repair it."""
+    return {"name": name, "state": DAMAGED, "problem": problem}
+
+
 def overview_document(store: ArcStore, config: ArcConfig) -> dict[str, Any]:
     plans = []
-    for plan_name in store.plan_names():
-        plan = store.load_plan(plan_name)
+    for plan in store.plans():
+        tasks = []
+        for name in plan.tasks:
+            task = store.try_load_task(name)
+            if task is None:
+                tasks.append(damaged_document(name, store.damaged[name]))
+            else:
+                tasks.append(task_document(store, config, task))
         plans.append(
             {
                 "name": plan.name,
                 "auto": plan.auto,
                 "confirmed": plan.confirmed,
                 "max_cost_usd": plan.max_cost_usd,
-                "tasks": [
-                    task_document(store, config, store.load_task(name)) for name in plan.tasks
-                ],
+                "tasks": tasks,
             }
         )
-    return {"plans": plans}
+    damaged_plans = {
+        name.removeprefix("plan "): problem
+        for name, problem in store.damaged.items()
+        if name.startswith("plan ")
+    }
+    return {"plans": plans, "damaged_plans": damaged_plans}
 
 
 def _money(value: float | None) -> str:
@@ -82,6 +110,8 @@ def _money(value: float | None) -> str:
 
 
 def task_text(document: dict[str, Any]) -> list[str]:
+    if document["state"] == DAMAGED:
+        return [f"{document['name']}: {DAMAGED}", f"  problem: {document['problem']}"]
     lines = [
         f"{document['name']} (plan {document['plan']})",
         f"  state: {document['state']}",
@@ -108,6 +138,8 @@ def task_text(document: dict[str, Any]) -> list[str]:
         )
         if attempt["reason"]:
             lines.append(f"    reason: {attempt['reason']}")
+        if attempt.get("cost_unknown"):
+            lines.append(f"    cost unknown: {attempt['cost_unknown']}")
         error = attempt["model_error"]
         if error:
             after = error.get("retry_after_secs")
@@ -126,9 +158,14 @@ def overview_text(document: dict[str, Any]) -> list[str]:
         confirmed = "confirmed" if plan["confirmed"] else "not confirmed"
         lines.append(f"plan {plan['name']} (auto {plan['auto']}, {confirmed})")
         for task in plan["tasks"]:
+            if task["state"] == DAMAGED:
+                lines.append(f"  {task['name']}: {DAMAGED}  {task['problem']}")
+                continue
             extra = f"  retry_at {task['retry_at']}" if task["retry_at"] else ""
             lines.append(
                 f"  {task['name']}: {task['state']}  retry_count {task['retry_count']}  "
                 f"cost_usd {_money(task['cost_usd'])}{extra}"
             )
+    for name, problem in document.get("damaged_plans", {}).items():
+        lines.append(f"plan {name}: {DAMAGED}  {problem}")
     return lines or ["no plans"]

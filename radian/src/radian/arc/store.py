@@ -4,23 +4,55 @@ Every write is atomic (radian.arc.atomic): a reader, or a process killed at any 
 the old file or the new one, never a torn one. Locks are files under `.radian/arc/locks/`, so a
 `radian arc cancel` in another terminal waits for `run`'s write and the other way round.
 Lock order, to never deadlock: registry, then a task, then a plan.
+
+Each kind of lock has a folder of its own (`locks/task/<task>.lock`, `locks/plan/<plan>.lock`,
+`locks/gate/<task>.lock`; arc's own in `locks/arc/`): a name cannot hold "/", so no task or
+plan name can ever share a lock file with another kind, or with arc's own.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from filelock import FileLock
+from pydantic import BaseModel, ValidationError
 
 from radian.arc.atomic import read_json, write_json_atomic, write_text_atomic
-from radian.arc.errors import NotFoundError
-from radian.arc.records import Plan, Task
-from radian.arc.texts import no_such_plan, no_such_task
+from radian.arc.config import describe_validation_error
+from radian.arc.errors import DamagedFile, NotFoundError
+from radian.arc.records import FORMAT_VERSION, Plan, Task, checked_attempt_result
+from radian.arc.texts import (
+    damaged_file,
+    missing_file,
+    newer_format,
+    no_such_plan,
+    no_such_task,
+    not_json,
+    too_deep,
+    unreadable,
+    wrong_fields,
+    wrong_name,
+)
 
 ARC_DIR = Path(".radian") / "arc"
+LOCKS_DIR = ARC_DIR / "locks"
+
+
+def lock_path(repo_root: Path, kind: str, name: str) -> Path:
+    """The lock file of `name` among the locks of `kind` (task, plan, gate, or arc's own)."""
+    return Path(repo_root) / LOCKS_DIR / kind / f"{name}.lock"
+
+
+def arc_lock(repo_root: Path, name: str, *, thread_local: bool = True) -> FileLock:
+    """One of arc's own locks (run, registry, gate-integration, gate-remote)."""
+    path = lock_path(repo_root, "arc", name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(path), thread_local=thread_local)
 
 
 class ArcStore:
@@ -29,32 +61,38 @@ class ArcStore:
     def __init__(self, repo_root: Path) -> None:
         self.repo_root = Path(repo_root).resolve()
         self.root = self.repo_root / ARC_DIR
-        self.locks_dir = self.root / "locks"
+        # What the last scans found damaged: task (or "plan <name>") -> what is wrong.
+        self.damaged: dict[str, str] = {}
 
     # -- locks --------------------------------------------------------------------------
-    def _lock(self, name: str) -> FileLock:
-        self.locks_dir.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.locks_dir / f"{name}.lock"))
+    def _lock(self, kind: str, name: str, *, thread_local: bool = True) -> FileLock:
+        path = lock_path(self.repo_root, kind, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(path), thread_local=thread_local)
 
     @contextmanager
     def task_lock(self, task: str) -> Iterator[None]:
-        with self._lock(f"task-{task}"):
+        with self._lock("task", task):
             yield
 
     @contextmanager
     def plan_lock(self, plan: str) -> Iterator[None]:
-        with self._lock(f"plan-{plan}"):
+        with self._lock("plan", plan):
             yield
 
     @contextmanager
     def registry_lock(self) -> Iterator[None]:
         """Held while plans and tasks are created, so names stay unique across plans."""
-        with self._lock("registry"):
+        with self._lock("arc", "registry"):
             yield
 
     def run_lock(self) -> FileLock:
         """Held by `radian arc run` for its whole life: one scheduling loop per repository."""
-        return self._lock("run")
+        return self._lock("arc", "run")
+
+    def gate_lock(self, task: str) -> FileLock:
+        """Held for as long as a gate runs for `task`, in whichever process runs it."""
+        return self._lock("gate", task, thread_local=False)
 
     # -- paths --------------------------------------------------------------------------
     def plan_path(self, plan: str) -> Path:
@@ -87,9 +125,13 @@ class ArcStore:
         path = self.plan_path(plan)
         if not path.is_file():
             raise NotFoundError(no_such_plan(plan))
-        return Plan.model_validate(read_json(path))
+        loaded = _validated(Plan, self._read_record(path), path, self.repo_root)
+        if loaded.name != plan:
+            raise DamagedFile(damaged_file(self._label(path), wrong_name("plan", loaded.name)))
+        return loaded
 
     def save_plan(self, plan: Plan) -> None:
+        plan.format_version = FORMAT_VERSION
         write_json_atomic(self.plan_path(plan.name), plan.model_dump(mode="json"))
 
     def plan_names(self) -> list[str]:
@@ -103,20 +145,108 @@ class ArcStore:
         return self.task_path(task).is_file()
 
     def load_task(self, task: str) -> Task:
+        """The task's record; NotFoundError when it has none, DamagedFile when it is not one."""
         path = self.task_path(task)
         if not path.is_file():
+            if self.task_dir(task).is_dir():  # the task was made; its record is gone
+                raise DamagedFile(damaged_file(self._label(path), missing_file()))
             raise NotFoundError(no_such_task(task))
-        return Task.model_validate(read_json(path))
+        loaded = _validated(Task, self._read_record(path), path, self.repo_root)
+        if loaded.name != task:
+            raise DamagedFile(damaged_file(self._label(path), wrong_name("task", loaded.name)))
+        return loaded
+
+    def try_load_task(self, task: str) -> Task | None:
+        """The task, or None when its file is damaged or gone (noted in `self.damaged`), so a
+        scan over every task goes on past one bad file."""
+        try:
+            loaded = self.load_task(task)
+        except NotFoundError:
+            self.damaged[task] = damaged_file(self._label(self.task_path(task)), missing_file())
+            return None
+        except DamagedFile as error:
+            self.damaged[task] = str(error)
+            return None
+        self.damaged.pop(task, None)
+        return loaded
+
+    def _read_record(self, path: Path) -> Any:
+        try:
+            return read_json(path)
+        except (OSError, UnicodeDecodeError) as error:
+            raise DamagedFile(damaged_file(self._label(path), unreadable(str(error)))) from None
+        except RecursionError:
+            raise DamagedFile(damaged_file(self._label(path), too_deep())) from None
+        except ValueError as error:
+            raise DamagedFile(damaged_file(self._label(path), not_json(str(error)))) from None
+
+    def _label(self, path: Path) -> str:
+        return str(path.relative_to(self.repo_root))
 
     def save_task(self, task: Task) -> None:
+        task.format_version = FORMAT_VERSION
         write_json_atomic(self.task_path(task.name), task.model_dump(mode="json"))
 
     def task_names(self) -> list[str]:
-        """Every task, in the order of its plan and the plans by name."""
+        """Every task, in the order of its plan and the plans by name (a damaged plan's
+        tasks are left out, and the plan noted in `self.damaged`)."""
         names: list[str] = []
-        for plan in self.plan_names():
-            names.extend(self.load_plan(plan).tasks)
+        for plan in self.plans():
+            names.extend(plan.tasks)
         return names
+
+    def plans(self) -> list[Plan]:
+        """Every plan that loads, by name; a damaged plan file is noted in `self.damaged`.
+        A plan still loading (or left so by an interrupted `plan load`) is not there yet."""
+        found: list[Plan] = []
+        for name in self.plan_names():
+            try:
+                plan = self.load_plan(name)
+            except (DamagedFile, NotFoundError) as error:
+                self.damaged[f"plan {name}"] = str(error)
+                continue
+            if not plan.loading:
+                found.append(plan)
+        return found
+
+    def discard_unfinished_loads(self) -> list[str]:
+        """Undo every `plan load` that did not finish: its tasks' folders, then its plan
+        file. The caller holds the registry lock. Returns the plans undone."""
+        undone: list[str] = []
+        for name in self.plan_names():
+            try:
+                plan = self.load_plan(name)
+            except (DamagedFile, NotFoundError):
+                continue
+            if not plan.loading:
+                continue
+            for task in plan.tasks:
+                if self._made_by_load(task, plan.name):
+                    shutil.rmtree(self.task_dir(task), ignore_errors=True)
+            self.plan_path(name).unlink(missing_ok=True)
+            undone.append(name)
+        return undone
+
+    def _made_by_load(self, task: str, plan: str) -> bool:
+        """Did the load of `plan` make this task's folder (and no other plan)?"""
+        if not self.task_dir(task).is_dir():
+            return False
+        try:
+            return self.load_task(task).plan == plan
+        except DamagedFile:
+            return True  # a half-written file of the interrupted load itself
+        except NotFoundError:
+            return False
+
+    def write_new_task(self, task: Task, brief: str) -> None:
+        """A task that does not exist yet, and its brief, written without a sync (the
+        caller makes them durable at once, see commands.load_plan_file)."""
+        task.format_version = FORMAT_VERSION
+        folder = self.task_dir(task.name)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "brief.md").write_text(brief, encoding="utf-8")
+        text = json.dumps(task.model_dump(mode="json"), indent=2, allow_nan=False)
+        (folder / "task.json").write_text(text + "\n", encoding="utf-8")
 
     def read_brief(self, task: str) -> str:
         return self.brief_path(task).read_text(encoding="utf-8")
@@ -126,15 +256,42 @@ class ArcStore:
 
     # -- attempts -----------------------------------------------------------------------
     def write_attempt_result(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
-        write_json_atomic(self.attempt_result_path(task, attempt_id), data)
+        """Every attempt_result.json is written here, checked against AttemptResult."""
+        record = checked_attempt_result({"task": task, "attempt_id": attempt_id, **data})
+        write_json_atomic(self.attempt_result_path(task, attempt_id), record)
 
     def read_attempt_result(self, task: str, attempt_id: str) -> dict[str, Any] | None:
-        path = self.attempt_result_path(task, attempt_id)
-        return read_json(path) if path.is_file() else None
+        """The attempt's result; None when there is none or it is not a JSON object."""
+        return _read_object(self.attempt_result_path(task, attempt_id))
 
     def write_attempt_intent(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
         write_json_atomic(self.attempt_intent_path(task, attempt_id), data)
 
     def read_attempt_intent(self, task: str, attempt_id: str) -> dict[str, Any] | None:
-        path = self.attempt_intent_path(task, attempt_id)
-        return read_json(path) if path.is_file() else None
+        """The attempt's claim; None when there is none or it is not a JSON object."""
+        return _read_object(self.attempt_intent_path(task, attempt_id))
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def _validated(model: type[ModelT], data: Any, path: Path, repo_root: Path) -> ModelT:
+    label = str(path.relative_to(repo_root))
+    version = data.get("format_version", 0) if isinstance(data, dict) else 0
+    if isinstance(version, int) and version > FORMAT_VERSION:
+        raise DamagedFile(damaged_file(label, newer_format(version, FORMAT_VERSION)))
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        problems = describe_validation_error(error, label).replace(f"{label}: ", "")
+        raise DamagedFile(damaged_file(label, wrong_fields(problems))) from None
+
+
+def _read_object(path: Path) -> dict[str, Any] | None:
+    """A JSON object from `path`; None when the file is missing, unreadable or not one (an
+    attempt's files are read for what they say; a damaged one says nothing)."""
+    try:
+        data = read_json(path)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -24,12 +24,55 @@ def bad_name(kind: str, name: str) -> str:
     )
 
 
+def bad_fix_level(level: str, levels: tuple[str, ...]) -> str:
+    return f"fix_level {level!r} is not a level: use one of {', '.join(levels)}"
+
+
 def no_such_plan(plan: str) -> str:
     return f"no plan named {plan!r}"
 
 
 def no_such_task(task: str) -> str:
     return f"no task named {task!r}"
+
+
+def damaged_file(path: str, problem: str) -> str:
+    return (
+        f"{path}: {problem}; nothing runs this task until the file is repaired: restore it "
+        "from a backup, or remove the task's folder and its name from its plan's file"
+    )
+
+
+def missing_file() -> str:
+    return "the file is missing"
+
+
+def unreadable(reason: str) -> str:
+    return f"cannot be read ({reason})"
+
+
+def not_json(reason: str) -> str:
+    return f"not valid JSON ({reason})"
+
+
+def too_deep() -> str:
+    return "nested too deeply to be a record of arc's"
+
+
+def wrong_fields(problems: str) -> str:
+    return f"not a record arc can read ({problems})"
+
+
+def wrong_name(kind: str, name: str) -> str:
+    return f"names another {kind} ({name!r})"
+
+
+def newer_format(version: int, ours: int) -> str:
+    return f"written by a newer radian (format {version}; this one reads up to {ours})"
+
+
+def quarantined(name: str, problem: str) -> str:
+    return f"{name} quarantined: {problem}"
 
 
 def plan_exists(plan: str) -> str:
@@ -41,7 +84,7 @@ def task_exists(task: str, plan: str) -> str:
 
 
 def negative_option(option: str) -> str:
-    return f"{option} must be 0 or more"
+    return f"{option} must be a number, 0 or more"
 
 
 def empty_brief(task: str) -> str:
@@ -53,6 +96,14 @@ def empty_rework_brief() -> str:
 
 
 def unreadable_file(label: str, reason: str | None) -> str:
+    return f"{label}: cannot be read: {reason}"
+
+
+def not_utf8(label: str, error: UnicodeDecodeError) -> str:
+    return f"{label}: not UTF-8 text (byte {error.start}: {error.reason})"
+
+
+def unreadable_config(label: str, reason: str | None) -> str:
     return f"{label}: cannot be read: {reason}"
 
 
@@ -206,6 +257,10 @@ def reworked(task: str, number: int) -> str:
 
 def budget_reset(task: str) -> str:
     return f"{task} budget reset -> todo.ready"
+
+
+def stopping_workers(count: int) -> str:
+    return f"stopping {count} worker(s): waiting for them to end (Ctrl-C again to kill them now)"
 
 
 def interrupted() -> str:

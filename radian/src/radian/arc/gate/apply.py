@@ -83,6 +83,10 @@ def _decide(
         integration = run.verdicts[-1]
         transition(task, State.INTEGRATED, clock, rework_reason=None, merge_pending=False)
         return [texts.gate_integrated(name, integration.integrated_sha, config.target_branch)]
+    # A conflict never pauses the plan, at whichever stage it was found (the chapter's "A
+    # conflict with the target branch"), so it is answered before any budget is looked at.
+    if failure.reason == CONFLICT:
+        return _conflict(store, config, plan, task, failure, clock)
     # Both budgets are checked whenever a review verdict is applied, even one that cost
     # nothing: the worker's own cost may have used the budget up when it completed.
     if review_ran:
@@ -93,8 +97,6 @@ def _decide(
             )
             reason = rework_reason_for(failure)
             return [line, *pause_for_budget(store, task, budget, clock, rework_reason=reason)]
-    if failure.reason == CONFLICT:
-        return _conflict(store, config, plan, task, failure, clock)
     if failure.reason in REVIEW_FAILING_REASONS and task.auto_rework_used < plan.auto_rework:
         number = write_review_rework(
             store, task, failure.fix_level or "major", failure.failing_findings

@@ -15,21 +15,18 @@ from radian.arc import git
 from radian.arc.gate import texts
 from radian.arc.gate.stage import GateJob, StageResult, failed
 from radian.arc.gate.verdict import CONFLICT
+from radian.arc.store import arc_lock
 
 
 def remote_lock(repo_root: Path) -> FileLock:
     """Held around fetches and pushes of the target branch, so two gates never race a ref."""
-    folder = repo_root / ".radian" / "arc" / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(folder / "gate-remote.lock"))
+    return arc_lock(repo_root, "gate-remote")
 
 
 def integration_lock(repo_root: Path) -> FileLock:
     """Held for a whole integration (fetch, merge, key commands, push): arc integrates one
     task at a time, a merge queue, so its own gates never push past each other."""
-    folder = repo_root / ".radian" / "arc" / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(folder / "gate-integration.lock"))
+    return arc_lock(repo_root, "gate-integration")
 
 
 def fetch_target(job: GateJob) -> str:

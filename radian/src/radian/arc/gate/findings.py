@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from radian.arc.records import FIX_LEVELS
+
 # Ordered from least to most severe: a finding fails at or above the effective fix_level.
-LEVELS: tuple[str, ...] = ("info", "minor", "major", "critical")
+LEVELS: tuple[str, ...] = FIX_LEVELS
 DEFAULT_FIX_LEVEL = "major"
 
 

@@ -27,8 +27,7 @@ from radian.arc.store import ArcStore
 
 def gate_lock(store: ArcStore, task: str) -> FileLock:
     """Held for as long as a gate runs for `task`, in whichever process runs it."""
-    store.locks_dir.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(store.locks_dir / f"gate-{task}.lock"), thread_local=False)
+    return store.gate_lock(task)
 
 
 def build_job(

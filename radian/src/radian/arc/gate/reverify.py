@@ -23,7 +23,7 @@ from radian.arc.claims import claim_record, next_attempt_id
 from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
-from radian.arc.errors import ArcError
+from radian.arc.errors import ArcError, UsageError
 from radian.arc.gate import texts
 from radian.arc.gate.apply import apply_gate, rework_reason_for
 from radian.arc.gate.jobs import build_job, gate_lock, still_verifying
@@ -34,7 +34,7 @@ from radian.arc.gate.verdict import (
     Verdict,
     last_verdict,
 )
-from radian.arc.records import Task
+from radian.arc.records import Task, attempt_result
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
 
@@ -54,11 +54,11 @@ def claim_reverify(store: ArcStore, task: Task, clock: Clock, reason: str) -> st
     store.write_attempt_result(
         task.name,
         attempt_id,
-        {"task": task.name, "attempt_id": attempt_id, "outcome": None,
-         "class": row.failure_class, "row": row.result, "model_wait": False,
-         "model_error": None, "reason": reason, "cost_usd": 0.0, "session_cost_usd": None,
-         "session_id": None, "base_sha": task.base_sha, "head_sha": task.head_sha,
-         "started_at": now, "ended_at": now, "next_state": str(State.VERIFYING)},
+        attempt_result(
+            task.name, attempt_id, failure_class=row.failure_class, row=row.result,
+            reason=reason, base_sha=task.base_sha, head_sha=task.head_sha, started_at=now,
+            ended_at=now, next_state=str(State.VERIFYING),
+        ),
     )  # fmt: skip
     transition(
         task,
@@ -76,8 +76,11 @@ def claim_reverify(store: ArcStore, task: Task, clock: Clock, reason: str) -> st
 def reverify_by_hand(store: ArcStore, config: ArcConfig, clock: Clock, name: str) -> list[str]:
     """`radian arc reverify <task>`: run the gate again now, in the foreground.
 
-    Ignores both automatic guards and uses up neither.
+    Ignores both automatic guards and uses up neither. Without [gate] there is no gate to
+    run: refused, nothing changes (gate.md: without [gate] arc runs no gate).
     """
+    if config.gate is None:
+        raise UsageError(texts.no_gate_to_reverify(name))
     lock = gate_lock(store, name)
     try:
         lock.acquire(timeout=0)
@@ -138,12 +141,13 @@ def tree_failure(store: ArcStore, task: Task) -> Verdict | None:
 
 def auto_reverify_candidates(store: ArcStore, config: ArcConfig) -> list[tuple[Task, Verdict]]:
     found = []
-    for plan_name in store.plan_names():
-        plan = store.load_plan(plan_name)
+    for plan in store.plans():
         if plan.auto == "off":
             continue
         for name in plan.tasks:
-            task = store.load_task(name)
+            task = store.try_load_task(name)
+            if task is None:
+                continue
             verdict = tree_failure(store, task)
             if verdict is None:
                 continue
@@ -172,8 +176,8 @@ def auto_reverify(
         if remote_sha is None or remote_sha == verdict.target_sha:
             continue
         with store.task_lock(name):
-            task = store.load_task(name)
-            if tree_failure(store, task) != verdict or task.head_sha is None:
+            task = store.try_load_task(name)
+            if task is None or tree_failure(store, task) != verdict or task.head_sha is None:
                 continue
             if (task.head_sha, remote_sha) in reverified_pairs(store, name):
                 continue

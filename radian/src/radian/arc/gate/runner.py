@@ -9,11 +9,13 @@ its gate runs again from the first stage otherwise.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 
 from filelock import Timeout
 
+from radian.arc import git
 from radian.arc.clock import Clock
 from radian.arc.config import ArcConfig
 from radian.arc.gate.apply import apply_gate
@@ -28,6 +30,8 @@ from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.reverify import auto_reverify
 from radian.arc.states import State
 from radian.arc.store import ArcStore
+
+log = logging.getLogger(__name__)
 
 # How often `run` asks the remote for the target branch's head, at most, while tasks wait
 # on a command failure that a moved target could explain.
@@ -85,7 +89,13 @@ class GateVerifier:
     def before_claim(self) -> list[str]:
         if self._stop.is_set() or not self._poll_due():
             return []
-        lines, started = auto_reverify(self.store, self.config, self.clock, set(self._gates))
+        try:
+            lines, started = auto_reverify(self.store, self.config, self.clock, set(self._gates))
+        except git.GitError as error:
+            # The remote cannot be asked now (an outage): nothing is reverified by itself this
+            # poll; the next poll asks again. Not a failure of any task.
+            log.warning("remote unreachable, automatic reverify waits: %s", error)
+            return []
         for task, attempt_id in started:
             self.start(task, attempt_id)
         return lines
@@ -130,8 +140,8 @@ class GateVerifier:
         for name in self.store.task_names():
             if name in self._gates:
                 continue
-            task = self.store.load_task(name)
-            if task.state is not State.VERIFYING or task.last_attempt_id is None:
+            task = self.store.try_load_task(name)
+            if task is None or task.state is not State.VERIFYING or task.last_attempt_id is None:
                 continue
             if not _lock_free(self.store, name):
                 continue

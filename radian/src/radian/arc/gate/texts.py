@@ -156,6 +156,13 @@ def no_head_sha(task: str) -> str:
     return f"{task} has no head_sha to verify"
 
 
+def no_gate_to_reverify(task: str) -> str:
+    return (
+        f"{task}: .radian/arc.toml has no [gate], so there is no gate to run again "
+        "(add [gate]; stages = [] runs the integration alone)"
+    )
+
+
 def gate_running(task: str) -> str:
     return f"{task}: a gate is running for this task; wait for it to end"
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         AttemptEnd,
         AttemptSpec,
         ended_attempt,
+        kill_attempt,
         run_attempt,
         stop_attempt,
     )
@@ -28,13 +29,21 @@ __all__ = [
     "ModelError",
     "WorkerResult",
     "ended_attempt",
+    "kill_attempt",
     "parse_result",
     "run_attempt",
     "stop_attempt",
     "validate_exec_args",
 ]
 
-_FROM_ATTEMPT = ("AttemptEnd", "AttemptSpec", "ended_attempt", "run_attempt", "stop_attempt")
+_FROM_ATTEMPT = (
+    "AttemptEnd",
+    "AttemptSpec",
+    "ended_attempt",
+    "kill_attempt",
+    "run_attempt",
+    "stop_attempt",
+)
 
 
 def __getattr__(name: str) -> Any:

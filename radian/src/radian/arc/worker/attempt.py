@@ -21,7 +21,14 @@ from radian.arc.config import WorkerConfig
 from radian.arc.worker import texts
 from radian.arc.worker.acp import client_exec_args
 from radian.arc.worker.delivery import Delivery, check_delivery
-from radian.arc.worker.files import CANCELLED, AttemptFiles, WrapperSpec, read_json_or_none
+from radian.arc.worker.files import (
+    CANCELLED,
+    STOP_CANCEL,
+    STOPPED_BY_ARC,
+    AttemptFiles,
+    WrapperSpec,
+    read_json_or_none,
+)
 from radian.arc.worker.formats import Price, WorkerResult, parse_output, session_seen
 
 WRAPPER_MODULE = "radian.arc.worker.wrapper"
@@ -134,6 +141,8 @@ def _attempt_end(
     wrapper_class = status.get("wrapper_class")
     if not status and files.cancel_requested.exists():
         wrapper_class = CANCELLED  # cancelled before the wrapper could write a word
+    if wrapper_class == CANCELLED and stop_reason(files) != STOP_CANCEL:
+        wrapper_class = STOPPED_BY_ARC
     stdout = _read_text(files.stdout)
     prices = {name: Price(**values) for name, values in spec.prices.items()}  # type: ignore[arg-type]
     result = parse_output(
@@ -170,20 +179,25 @@ def _session_id(result: WorkerResult | None, stdout: str, resumed: str | None) -
     return session_seen(stdout) or resumed
 
 
-def stop_attempt(attempt_dir: Path) -> bool:
+def stop_attempt(attempt_dir: Path, reason: str = STOP_CANCEL, *, wait: bool = True) -> bool:
     """Stops the attempt running in attempt_dir, from any process: SIGTERM to its wrapper,
     which stops the worker's group (SIGKILL after the grace period); if the wrapper itself
     outlives the grace period by STOP_MARGIN_SECS, SIGKILL to both. True if one was running.
+
+    `reason` is recorded first (cancel_requested), so whoever reads the attempt's end, in
+    any process and however late, tells the lead's cancel from arc's own stop.
     """
     files = AttemptFiles(Path(attempt_dir).resolve())
     pid = _read_pid(files.wrapper_pid)
     if pid is None or not _is_wrapper(pid, files.dir):
         return False
-    write_json_atomic(files.cancel_requested, {"pid": pid})
+    write_json_atomic(files.cancel_requested, {"pid": pid, "reason": reason})
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return False
+    if not wait:
+        return True
     spec = read_json_or_none(files.spec) or {}
     grace = float(spec.get("term_grace_secs", DEFAULT_GRACE_SECS))
     deadline = time.monotonic() + grace + STOP_MARGIN_SECS
@@ -195,6 +209,28 @@ def stop_attempt(attempt_dir: Path) -> bool:
         if worker_pid is not None:
             _kill(worker_pid, signal.SIGKILL, group=True)
     return True
+
+
+def kill_attempt(attempt_dir: Path) -> None:
+    """SIGKILL to the attempt's wrapper and its worker's whole group, now (a second Ctrl-C:
+    the lead will not wait for the grace period). A stop_attempt must have come first, so
+    the attempt's end reads as arc's own stop."""
+    files = AttemptFiles(Path(attempt_dir).resolve())
+    pid = _read_pid(files.wrapper_pid)
+    if pid is not None and _is_wrapper(pid, files.dir):
+        _kill(pid, signal.SIGKILL, group=False)
+    worker_pid = _read_pid(files.worker_pid)
+    if worker_pid is not None:
+        _kill(worker_pid, signal.SIGKILL, group=True)
+
+
+def stop_reason(files: AttemptFiles) -> str | None:
+    """Why the attempt was stopped; None when nobody asked it to stop."""
+    request = read_json_or_none(files.cancel_requested)
+    if request is None:
+        return STOP_CANCEL if files.cancel_requested.exists() else None
+    reason = request.get("reason") if isinstance(request, dict) else None
+    return reason if isinstance(reason, str) else STOP_CANCEL
 
 
 def _run_wrapper(files: AttemptFiles) -> int:

@@ -15,6 +15,16 @@ STALL = "stall"
 WALL_TIME = "wall_time"
 LOCK_HELD = "lock_held"
 CANCELLED = "cancelled"
+# Set by the attempt's reader when arc itself stopped the worker (Ctrl-C, SIGTERM, or a run
+# recovering an attempt whose owner died): a kill, not the lead's cancel.
+STOPPED_BY_ARC = "stopped_by_arc"
+
+# Why stop_attempt stopped an attempt (cancel_requested's "reason"). Only the lead's
+# `radian arc cancel` is a cancel; a file written by an earlier build has no reason and was
+# always one.
+STOP_CANCEL = "cancel"
+STOP_INTERRUPT = "interrupt"
+STOP_RECOVERY = "recovery"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,13 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from radian.arc.worker.formats import claude_code, codex, radian_result
-from radian.arc.worker.formats.base import CostScope, ModelError, Output, WorkerResult
+from radian.arc.worker.formats.base import (
+    CostScope,
+    ModelError,
+    Output,
+    WorkerResult,
+    checked_costs,
+)
 from radian.arc.worker.formats.lines import json_objects
 from radian.arc.worker.formats.prices import Price, price_table
 
@@ -63,7 +69,7 @@ def parse_output(
     for adapter in ADAPTERS:
         result = adapter.parse(output)
         if result is not None:
-            return result
+            return checked_costs(result)
     return None
 
 

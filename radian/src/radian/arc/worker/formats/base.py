@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -36,6 +37,25 @@ class WorkerResult:
     # The session must not be resumed: it refused (Claude Code says a refused session is not
     # to be continued) or the worker no longer has it. The next attempt starts fresh.
     fresh_session_next: bool = False
+    # Set when the Result carried a cost that is no amount (NaN, infinite, negative): the
+    # cost is then unknown (session_cost_usd None), never trusted. See checked_costs.
+    cost_problem: str | None = None
+
+
+def checked_costs(result: WorkerResult) -> WorkerResult:
+    """`result` with a cost that is no amount in USD refused (NaN would disable every budget
+    and make show --json non-standard JSON), and a retry_after_secs that is no number
+    dropped. Applied to every format's Result in one place."""
+    changes: dict[str, Any] = {}
+    cost = result.session_cost_usd
+    if cost is not None and not (math.isfinite(cost) and cost >= 0):
+        changes["session_cost_usd"] = None
+        changes["cost_problem"] = f"the worker reported cost {cost!r}, which is no amount in USD"
+    error = result.model_error
+    after = error.retry_after_secs if error is not None else None
+    if error is not None and after is not None and not math.isfinite(after):
+        changes["model_error"] = replace(error, retry_after_secs=None)
+    return replace(result, **changes) if changes else result
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ def json_objects(output: str) -> Iterator[dict[str, Any]]:
             continue
         try:
             value = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past Python's limit: not a Result
             continue
         for obj in _objects_in(value):
             found = True
@@ -48,7 +48,7 @@ def _trailing_object(output: str) -> Any:
     for start in reversed(candidates[-50:]):
         try:
             value, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if end == len(text):
             return value
