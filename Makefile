@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints-dev.txt
 
 .PHONY: setup npm-tools demo test test-stalwart test-radian test-fast test-fast-radian \
-	test-min-radian bench lint lint-stalwart lint-radian docs clean
+	test-min-radian bench bench-radian lint lint-stalwart lint-radian docs clean
 
 # The real agent CLIs the tests run (Claude Code, Codex, ...), pinned by npm-tools/package-lock.json
 # and installed once into a cache; the stamp is a copy of the lock, so an unchanged lock skips npm.
@@ -83,6 +83,10 @@ test-min-radian:
 bench: setup
 	$(PY) stalwart/benchmarks/run.py
 	$(PY) stalwart/benchmarks/serve_load.py
+
+# radian arc at 10,000 tasks: plan load, an idle pass of the loop, show (figures, no test).
+bench-radian: setup
+	$(PY) radian/benchmarks/bench_arc.py
 
 lint: lint-stalwart lint-radian
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
 from radian.arc.errors import ArcError
 from radian.arc.loop import Loop, NoVerifier, RunReport, Terminated, Verifier
+from radian.arc.progress import LiveView
 from radian.arc.records import FIX_LEVELS, Switch
 from radian.arc.store import ArcStore
 from radian.arc.worker.presets import WORKER_NAMES
@@ -33,11 +35,17 @@ EXIT_TASK_FAILED = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 128 + 15 = 143
 
 
+# The version of every JSON document and JSON line the CLI prints (--json); a change that
+# removes or renames a key raises it.
+JSON_FORMAT_VERSION = 1
+
+
 class Context:
     def __init__(self, repo: Path) -> None:
         self.repo_root = repo
         self.store = ArcStore(repo)
         self.clock: Clock = clock_from_environment()
+        self.as_json = False  # set by --json
 
     def config(self) -> ArcConfig:
         return load_config(self.repo_root)
@@ -64,7 +72,26 @@ def make_verifier(store: ArcStore, config: ArcConfig, clock: Clock) -> Verifier:
     return verifier
 
 
+def _current() -> Context | None:
+    return click.get_current_context().find_object(Context)
+
+
+def _as_json() -> bool:
+    context = _current()
+    return context is not None and context.as_json
+
+
+def _json_out(document: dict[str, Any]) -> None:
+    """One JSON document (or JSON line) on stdout, with the format version and the command."""
+    command = " ".join(click.get_current_context().command_path.split()[1:])
+    stamped = {"format_version": JSON_FORMAT_VERSION, "command": command, **document}
+    click.echo(json.dumps(stamped, allow_nan=False))
+
+
 def _emit(lines: list[str]) -> None:
+    if _as_json():
+        _json_out({"ok": True, "lines": lines})
+        return
     for line in lines:
         click.echo(line)
 
@@ -73,12 +100,33 @@ def _guard(action: Callable[[], Any]) -> Any:
     try:
         return action()
     except ArcError as error:
-        click.echo(str(error), err=True)
+        if _as_json():
+            _json_out({"ok": False, "exit_code": error.exit_code, "error": str(error)})
+        else:
+            click.echo(str(error), err=True)
         raise SystemExit(error.exit_code) from None
     except KeyboardInterrupt:
         # A command stopped half-way has undone or finished its write (each is atomic, a
         # plan load all or nothing): the README's exit code for Ctrl-C.
         raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(Context).as_json = True
+
+
+def json_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--json on a command: its result as one JSON document (JSON lines for run and start),
+    each with "format_version"; a refusal as {"ok": false, "exit_code", "error"}."""
+    return click.option(
+        "--json",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_set_json,
+        help="Print JSON (with a format_version) instead of text.",
+    )(command)
 
 
 def _switch(value: str) -> bool:
@@ -133,6 +181,7 @@ pass_context = click.make_pass_decorator(Context)
     default=None,
     help="Write exec_args for this coding agent (radian/docs/worker.md).",
 )
+@json_option
 @pass_context
 def init(context: Context, worker: str | None) -> None:
     """Write a commented default .radian/arc.toml."""
@@ -151,6 +200,7 @@ def plan() -> None:
 @click.option("--merge-main", type=ON_OFF, default="on", show_default=True)
 @click.option("--auto-rework", type=int, default=1, show_default=True)
 @click.option("--fix-level", type=FIX_LEVEL, default=None)
+@json_option
 @pass_context
 def plan_add(
     context: Context,
@@ -179,6 +229,7 @@ def plan_add(
 
 @plan.command("load")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@json_option
 @pass_context
 def plan_load(context: Context, file: Path) -> None:
     """Add a plan and its tasks from one TOML file."""
@@ -188,6 +239,7 @@ def plan_load(context: Context, file: Path) -> None:
 @plan.command("auto")
 @click.argument("name")
 @click.argument("value", type=ON_OFF)
+@json_option
 @pass_context
 def plan_auto(context: Context, name: str, value: str) -> None:
     """Turn a plan's auto on or off."""
@@ -207,6 +259,7 @@ def task() -> None:
 @click.option("--max-attempts", type=int, default=None)
 @click.option("--max-cost-usd", type=float, default=None)
 @click.option("--fix-level", type=FIX_LEVEL, default=None)
+@json_option
 @pass_context
 def task_add(
     context: Context,
@@ -237,6 +290,7 @@ def task_add(
 
 @arc.command()
 @click.argument("plan_name", metavar="PLAN")
+@json_option
 @pass_context
 def confirm(context: Context, plan_name: str) -> None:
     """Confirm a plan: its tasks may be claimed from now on."""
@@ -250,15 +304,29 @@ def _loop(context: Context) -> Loop:
         config,
         context.clock,
         verifier=make_verifier(context.store, config, context.clock),
-        echo=click.echo,
+        echo=_run_line if context.as_json else click.echo,
     )
 
 
+def _run_line(line: str) -> None:
+    """A line of `run` or `start` as a JSON line; "task" when the line is about one."""
+    first = line.split(" ", 1)[0]
+    context = _current()
+    known = context is not None and context.store.task_exists(first)
+    _json_out({"event": "line", "task": first if known else None, "text": line})
+
+
 def _finish(report: RunReport) -> None:
+    code = 0
     if report.interrupted:
-        raise SystemExit(128 + (report.stopped_by or signal.SIGINT))
-    if report.failed:
-        raise SystemExit(EXIT_TASK_FAILED)
+        code = 128 + (report.stopped_by or signal.SIGINT)
+    elif report.failed:
+        code = EXIT_TASK_FAILED
+    if _as_json():
+        _json_out({"event": "end", "exit_code": code, "failed": report.failed,
+                   "interrupted": report.interrupted})  # fmt: skip
+    if code:
+        raise SystemExit(code)
 
 
 def _stop_on_sigterm() -> None:
@@ -272,15 +340,24 @@ def _stop_on_sigterm() -> None:
 
 @arc.command()
 @click.option("--once", is_flag=True, help="One pass: claim, wait for those attempts, return.")
+@json_option
 @pass_context
 def run(context: Context, once: bool) -> None:
     """Run the plans' ready tasks until nothing is ready, running or waiting."""
     _stop_on_sigterm()
-    _finish(_guard(lambda: _loop(context).run(once=once)))
+    if context.as_json or not sys.stdout.isatty():
+        _finish(_guard(lambda: _loop(context).run(once=once)))
+        return
+    loop = _guard(lambda: _loop(context))
+    with LiveView(loop) as view:  # on a terminal: the workers, refreshed in place
+        loop.echo = view.echo
+        report = _guard(lambda: loop.run(once=once))
+    _finish(report)
 
 
 @arc.command()
 @click.argument("name", metavar="TASK")
+@json_option
 @pass_context
 def start(context: Context, name: str) -> None:
     """Claim one task now (even one waiting on its retry) and run its attempt."""
@@ -290,9 +367,9 @@ def start(context: Context, name: str) -> None:
 
 @arc.command("show")
 @click.argument("name", metavar="TASK", required=False)
-@click.option("--json", "as_json", is_flag=True, help="A stable JSON document.")
+@json_option
 @pass_context
-def show_command(context: Context, name: str | None, as_json: bool) -> None:
+def show_command(context: Context, name: str | None) -> None:
     """Show a task, or every plan and task."""
     config = _guard(context.config)
     if name is None:
@@ -301,14 +378,16 @@ def show_command(context: Context, name: str | None, as_json: bool) -> None:
     else:
         document = _guard(lambda: show.one_task_document(context.store, config, name))
         lines = show.task_text(document)
-    if as_json:
-        click.echo(json.dumps(document, indent=2))
+    if context.as_json:
+        stamped = {"format_version": JSON_FORMAT_VERSION, **document}
+        click.echo(json.dumps(stamped, indent=2, allow_nan=False))
     else:
         _emit(lines)
 
 
 @arc.command()
 @click.argument("name", metavar="TASK")
+@json_option
 @pass_context
 def cancel(context: Context, name: str) -> None:
     """Cancel a task (stopping its worker): failed.cancelled."""
@@ -318,6 +397,7 @@ def cancel(context: Context, name: str) -> None:
 @arc.command()
 @click.argument("name", metavar="TASK")
 @click.option("--brief", "brief_file", required=True, type=BRIEF_FILE)
+@json_option
 @pass_context
 def rework(context: Context, name: str, brief_file: Any) -> None:
     """Append a "## Rework <n>" to the task's brief; the task is ready, its retries fresh."""
@@ -327,6 +407,7 @@ def rework(context: Context, name: str, brief_file: Any) -> None:
 
 @arc.command()
 @click.argument("name", metavar="TASK")
+@json_option
 @pass_context
 def reverify(context: Context, name: str) -> None:
     """Run a task's gate again now, without a worker (ignores the automatic guards)."""
@@ -337,7 +418,19 @@ def reverify(context: Context, name: str) -> None:
 
 @arc.command("reset-budget")
 @click.argument("name", metavar="TASK")
+@json_option
 @pass_context
 def reset_budget(context: Context, name: str) -> None:
     """Set a paused task's cost_usd to 0 and make it ready."""
     _emit(_guard(lambda: commands.reset_budget(context.store, context.clock, name)))
+
+
+@arc.command()
+@click.option("--branches", is_flag=True, help="Also delete the local arc/<task> branches.")
+@json_option
+@pass_context
+def gc(context: Context, branches: bool) -> None:
+    """Remove the worktrees of integrated, failed and unknown tasks, and stale gate ones."""
+    from radian.arc.cleanup import gc as collect
+
+    _emit(_guard(lambda: collect(context.store, branches=branches)))

@@ -9,6 +9,7 @@ A step:
              colleague commits these on main in that clone and pushes (a conflict or a
              moved target, made at a known moment)
   outcome    the Result's outcome (default "completed"); cost: the session total in USD
+  sleep      seconds to sleep first; stubborn: ignore SIGTERM and sleep (SIGKILL ends it)
 Mid-merge (the attempt started with MERGE_HEAD), the step's files resolve the conflict and
 the commit concludes the merge. Each attempt appends a line to <scenario>.log saying whether
 it started mid-merge.
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -41,6 +44,10 @@ def main() -> int:
     attempt = os.environ["RADIAN_ARC_ATTEMPT"]
     steps = json.loads(scenario_path.read_text())[task]
     step = steps.get(attempt, steps.get("default", {}))
+    if step.get("stubborn"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(3600)
+    time.sleep(float(step.get("sleep", 0)))
     here = Path.cwd()
     mid_merge = subprocess.run(
         ["git", "rev-parse", "--verify", "--quiet", "MERGE_HEAD"], capture_output=True

@@ -70,10 +70,11 @@ def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
         raise ConfigError(texts.bad_exec_args(problems))
 
 
-def promote_due_retries(store: ArcStore, clock: Clock) -> list[str]:
-    """todo.retry_wait tasks whose retry_at has passed become todo.ready."""
+def promote_due_retries(store: ArcStore, clock: Clock, names: list[str] | None = None) -> list[str]:
+    """todo.retry_wait tasks whose retry_at has passed become todo.ready (among `names`, the
+    due-index's, when given; else every task)."""
     lines = []
-    for name in store.task_names():
+    for name in store.task_names() if names is None else names:
         found = store.try_load_task(name)
         if found is None or found.state is not State.RETRY_WAIT:
             continue
@@ -160,7 +161,7 @@ def recover_orphans(
     still running for a dead owner is stopped first.
     """
     lines = []
-    for name in store.task_names():
+    for name in store.names_in(State.WORKING):
         found = store.try_load_task(name)
         if found is None or found.state is not State.WORKING:
             continue

@@ -6,7 +6,6 @@ Each returns the lines it prints and raises an ArcError (changing nothing) when 
 from __future__ import annotations
 
 import math
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -197,10 +196,7 @@ def _write_all_or_nothing(store: ArcStore, plan: Plan, tasks: list[tuple[Task, s
     store.save_plan(plan)
     try:
         for task, brief in tasks:
-            # Each file is new, and the plan says loading: no reader sees them half-written,
-            # so they need no rename, and one sync below makes them all durable.
             store.write_new_task(task, brief)
-        os.sync()
         plan.loading = False
         store.save_plan(plan)
     except BaseException:

@@ -124,12 +124,18 @@ class GateConfig(_Section):
         return stages
 
 
+class CleanupConfig(_Section):
+    worktrees: bool = True  # remove a task's worktree once it is integrated or failed
+    branches: bool = False  # also delete its local branch arc/<task> (the remote keeps it)
+
+
 class ArcConfig(_Section):
     repository: RepositoryConfig = Field(default_factory=RepositoryConfig)
     integration: IntegrationConfig = Field(default_factory=IntegrationConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     worker: WorkerConfig = Field(default_factory=WorkerConfig)
     gate: GateConfig | None = None
+    cleanup: CleanupConfig = Field(default_factory=CleanupConfig)
 
     @property
     def target_branch(self) -> str:
@@ -164,6 +170,10 @@ stall_secs = 300              # no output and no work for this long: stopped (st
 wall_time_secs = 3600         # an attempt may run this long (wall_time)
 session = "resume"            # "resume" the previous attempt's session, or start "fresh"
 term_grace_secs = 10          # SIGTERM, then SIGKILL after this long
+
+[cleanup]
+worktrees = true              # remove a task's worktree once it is integrated or failed
+branches = false              # also delete its local branch arc/<task> (the remote keeps it)
 
 # The verification stages and the integration: radian/docs/gate.md. Without [gate], a task
 # that delivered waits in review.verifying.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -35,9 +36,12 @@ from radian.arc.claims import (
     promote_due_retries,
     recover_orphans,
 )
+from radian.arc.cleanup import DONE_STATES, clean_task
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
+from radian.arc.due import DueIndex
 from radian.arc.errors import ArcError, DamagedFile
+from radian.arc.progress import WorkerRow
 from radian.arc.settle import (
     AttemptOutcome,
     outcome_from_end,
@@ -147,6 +151,9 @@ class Loop:
         self._running: dict[Future[Any], Claim] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, config.limits.parallel))
         self._quarantined: set[str] = set()
+        self._cleaned: set[str] = set()
+        self._started: dict[str, float] = {}
+        self._next_wake: str | None = None
         self._wake = threading.Event()
 
     # -- output ---------------------------------------------------------------------------
@@ -164,10 +171,14 @@ class Loop:
         except Timeout:
             raise ArcError(texts.run_already_active()) from None
         try:
+            index = DueIndex(self.store)
+            index.rebuild()
+            self.store.index = index
             self._run(once)
         except KeyboardInterrupt as stop:
             self._interrupt(stop)
         finally:
+            self.store.index = None
             self._pool.shutdown(wait=True)
             lock.release()
         return self.report
@@ -187,17 +198,24 @@ class Loop:
                 next_due = self._next_retry_at()
                 if next_due is None:
                     return
-                self.echo(texts.waiting_until(format_utc(next_due)))
+                self._next_wake = format_utc(next_due)
+                self.echo(texts.waiting_until(self._next_wake))
                 log.info("nothing to claim: sleeping until %s", format_utc(next_due))
                 self.clock.sleep(max(0.0, (next_due - self.clock.now()).total_seconds()))
             self._pass()
 
     def _pass(self) -> None:
+        if self.store.index is not None:
+            self.store.index.refresh()
         running = {(claim.task, claim.attempt_id) for claim in self._running.values()}
         self._say(recover_orphans(self.store, self.config, self.clock, running, self.report.failed))
         self._say(self.verifier.collect())
         self._say(self.verifier.before_claim())
-        self._say(promote_due_retries(self.store, self.clock))
+        index = self.store.index
+        due = index.due_retries(self.clock.now()) if index is not None else None
+        self._say(promote_due_retries(self.store, self.clock, due))
+        if index is not None:
+            index.refresh()
         for name in self._claimable_tasks():
             if len(self._running) >= self.config.limits.parallel:
                 break
@@ -205,6 +223,20 @@ class Loop:
             if claimed is not None:
                 self._launch(*claimed)
         self._report_quarantined()
+        self._clean_up()
+
+    def _clean_up(self) -> None:
+        """Worktrees of tasks that reached done.integrated or failed.* are removed (each
+        task looked at once per run, so a pass never walks every finished task)."""
+        if not self.config.cleanup.worktrees:
+            return
+        for name in self.store.names_in(*DONE_STATES):
+            if name in self._cleaned:
+                continue
+            self._cleaned.add(name)
+            # Logged, not printed: the loop's lines stay those of the chapter.
+            for line in clean_task(self.store, name, branches=self.config.cleanup.branches):
+                log.info("%s", line)
 
     def _report_quarantined(self) -> None:
         """Each damaged task once per run: it is left alone, every other task goes on."""
@@ -218,8 +250,26 @@ class Loop:
         self._say([line])
         future = self._pool.submit(self.run_attempt, claimed.spec, self.worker_clock)
         self._running[future] = claimed
+        self._started[claimed.task] = time.monotonic()
+
+    # -- what the live view shows (radian.arc.progress) -----------------------------------
+    def progress_rows(self) -> list[WorkerRow]:
+        return [
+            WorkerRow(
+                claim.task,
+                claim.attempt_id,
+                self._started.get(claim.task, 0.0),
+                claim.attempt_dir / "worker.log",
+            )  # fmt: skip
+            for claim in list(self._running.values())
+        ]
+
+    def next_wake(self) -> str | None:
+        return self._next_wake
 
     def _claimable_tasks(self) -> list[str]:
+        if self.store.index is not None:
+            return self.store.index.claimable()
         names: list[str] = []
         for plan in self.store.plans():
             if not plan.confirmed or plan.auto == "off":
@@ -231,10 +281,15 @@ class Loop:
         return names
 
     def _claimable_now(self) -> bool:
+        if self.store.index is not None:
+            self.store.index.refresh()
         return bool(self._claimable_tasks())
 
     def _next_retry_at(self) -> datetime | None:
         """The earliest retry_at of a waiting task that this loop would claim."""
+        if self.store.index is not None:
+            self.store.index.refresh()
+            return self.store.index.next_retry_at()
         earliest: datetime | None = None
         for plan in self.store.plans():
             if not plan.confirmed or plan.auto == "off":

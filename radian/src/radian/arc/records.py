@@ -78,6 +78,7 @@ class Task(BaseModel):
     retry_count: int = 0
     retry_at: str | None = None
     model_wait_streak: int = 0
+    remote_wait_streak: int = 0  # infrastructure waits on an unreachable remote, in a row
     cost_usd: float = 0.0
     total_cost_usd: float = 0.0
     max_attempts: int | None = None

@@ -51,6 +51,8 @@ class AttemptOutcome:
     # Why the worker's reported cost was refused (NaN, infinite, negative): the attempt's
     # cost is unknown. Absent from records written by earlier builds.
     cost_problem: str | None = None
+    # The remote could not be reached: an infrastructure wait (no retry used).
+    remote_error: str | None = None
 
 
 def outcome_from_end(
@@ -88,6 +90,7 @@ def outcome_from_end(
         cost_scope=str(result.cost_scope) if result is not None else "session_total",
         fresh_session_next=bool(getattr(end, "fresh_session_next", False)),
         cost_problem=result.cost_problem if result is not None else None,
+        remote_error=getattr(end, "remote_error", None),
     )
 
 
@@ -211,6 +214,17 @@ def _decide(
     clock: Clock,
 ) -> list[str]:
     name = task.name
+    if outcome.remote_error is not None and next_step in (Next.RETRY, Next.REWORK_PENDING):
+        # A remote outage is no failure of the task: wait with backoff, use no retry.
+        task.remote_wait_streak += 1
+        wait = retry_backoff_secs(task.remote_wait_streak)
+        when = format_utc_ceil(due_at(clock.now(), wait))
+        transition(task, State.RETRY_WAIT, clock, retry_at=when)
+        log.warning(
+            "%s remote unreachable: waiting until %s (%s)", name, when, outcome.remote_error
+        )
+        return [texts.remote_unreachable(name, when)]
+    task.remote_wait_streak = 0
     if next_step in (Next.VERIFY, Next.VERIFY_AT_ONCE):
         transition(
             task,

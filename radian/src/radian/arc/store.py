@@ -13,6 +13,7 @@ plan name can ever share a lock file with another kind, or with arc's own.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,8 +25,10 @@ from pydantic import BaseModel, ValidationError
 
 from radian.arc.atomic import read_json, write_json_atomic, write_text_atomic
 from radian.arc.config import describe_validation_error
+from radian.arc.due import DueIndex, note_change
 from radian.arc.errors import DamagedFile, NotFoundError
 from radian.arc.records import FORMAT_VERSION, Plan, Task, checked_attempt_result
+from radian.arc.states import State
 from radian.arc.texts import (
     damaged_file,
     missing_file,
@@ -63,6 +66,19 @@ class ArcStore:
         self.root = self.repo_root / ARC_DIR
         # What the last scans found damaged: task (or "plan <name>") -> what is wrong.
         self.damaged: dict[str, str] = {}
+        # Set by `radian arc run` (radian.arc.due): the tasks by state, without rescanning.
+        self.index: DueIndex | None = None
+
+    def names_in(self, *states: State) -> list[str]:
+        """The tasks in `states`: from the due-index when a loop keeps one, else a scan."""
+        if self.index is not None:
+            return self.index.in_states(*states)
+        wanted = set(states)
+        return [
+            name
+            for name in self.task_names()
+            if (task := self.try_load_task(name)) is not None and task.state in wanted
+        ]
 
     # -- locks --------------------------------------------------------------------------
     def _lock(self, kind: str, name: str, *, thread_local: bool = True) -> FileLock:
@@ -133,6 +149,15 @@ class ArcStore:
     def save_plan(self, plan: Plan) -> None:
         plan.format_version = FORMAT_VERSION
         write_json_atomic(self.plan_path(plan.name), plan.model_dump(mode="json"))
+        note_change(self.root, "plan", plan.name)
+
+    def plan_if_there(self, name: str) -> Plan | None:
+        """The plan, or None when it is gone, damaged or still loading."""
+        try:
+            plan = self.load_plan(name)
+        except (DamagedFile, NotFoundError):
+            return None
+        return None if plan.loading else plan
 
     def plan_names(self) -> list[str]:
         folder = self.root / "plans"
@@ -186,6 +211,7 @@ class ArcStore:
     def save_task(self, task: Task) -> None:
         task.format_version = FORMAT_VERSION
         write_json_atomic(self.task_path(task.name), task.model_dump(mode="json"))
+        note_change(self.root, "task", task.name)
 
     def task_names(self) -> list[str]:
         """Every task, in the order of its plan and the plans by name (a damaged plan's
@@ -224,6 +250,7 @@ class ArcStore:
                 if self._made_by_load(task, plan.name):
                     shutil.rmtree(self.task_dir(task), ignore_errors=True)
             self.plan_path(name).unlink(missing_ok=True)
+            note_change(self.root, "plan", name)
             undone.append(name)
         return undone
 
@@ -239,14 +266,19 @@ class ArcStore:
             return False
 
     def write_new_task(self, task: Task, brief: str) -> None:
-        """A task that does not exist yet, and its brief, written without a sync (the
-        caller makes them durable at once, see commands.load_plan_file)."""
+        """A task that does not exist yet, and its brief: written in place, no rename (no
+        reader sees them before the plan that lists them is finished), each fsynced."""
         task.format_version = FORMAT_VERSION
         folder = self.task_dir(task.name)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "brief.md").write_text(brief, encoding="utf-8")
-        text = json.dumps(task.model_dump(mode="json"), indent=2, allow_nan=False)
-        (folder / "task.json").write_text(text + "\n", encoding="utf-8")
+        text = json.dumps(task.model_dump(mode="json"), indent=2, allow_nan=False) + "\n"
+        for path, content in ((folder / "brief.md", brief), (folder / "task.json", text)):
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(descriptor, content.encode("utf-8"))
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
 
     def read_brief(self, task: str) -> str:
         return self.brief_path(task).read_text(encoding="utf-8")

@@ -213,6 +213,10 @@ def retry_at(task: str, failure_class: str, when: str) -> str:
     return f"{task} failed ({failure_class}) -> retry at {when}"
 
 
+def remote_unreachable(task: str, when: str) -> str:
+    return f"{task} remote unreachable -> retry at {when} (no retry used)"
+
+
 def model_unavailable(task: str, when: str) -> str:
     return f"{task} worker model unavailable -> retry at {when}"
 
@@ -263,12 +267,33 @@ def stopping_workers(count: int) -> str:
     return f"stopping {count} worker(s): waiting for them to end (Ctrl-C again to kill them now)"
 
 
+def progress_title(next_wake: str | None) -> str:
+    wake = f"; next wake-up {next_wake}" if next_wake else ""
+    return f"radian arc run: workers{wake}"
+
+
 def interrupted() -> str:
     return "interrupted: workers stopped, every task file written"
 
 
 def waiting_until(when: str) -> str:
     return f"waiting until {when} for the next retry"
+
+
+def worktree_removed(task: str) -> str:
+    return f"{task} worktree removed"
+
+
+def branch_removed(task: str, branch: str) -> str:
+    return f"{task} branch {branch} removed"
+
+
+def gate_worktrees_removed(task: str) -> str:
+    return f"{task} gate worktrees removed"
+
+
+def nothing_to_clean() -> str:
+    return "nothing to clean up"
 
 
 def plan_auto(plan: str, auto: str) -> str:

@@ -141,20 +141,18 @@ def tree_failure(store: ArcStore, task: Task) -> Verdict | None:
 
 def auto_reverify_candidates(store: ArcStore, config: ArcConfig) -> list[tuple[Task, Verdict]]:
     found = []
-    for plan in store.plans():
-        if plan.auto == "off":
+    off = {plan.name for plan in store.plans() if plan.auto == "off"}
+    for name in store.names_in(State.REWORK_PENDING):
+        task = store.try_load_task(name)
+        if task is None or task.plan in off:
             continue
-        for name in plan.tasks:
-            task = store.try_load_task(name)
-            if task is None:
-                continue
-            verdict = tree_failure(store, task)
-            if verdict is None:
-                continue
-            limit_line = texts.auto_reverify_limit(name, config.limits.max_auto_reverify)
-            if task.rework_reason not in (rework_reason_for(verdict), limit_line):
-                continue  # the lead (or another path) has written its own reason since
-            found.append((task, verdict))
+        verdict = tree_failure(store, task)
+        if verdict is None:
+            continue
+        limit_line = texts.auto_reverify_limit(name, config.limits.max_auto_reverify)
+        if task.rework_reason not in (rework_reason_for(verdict), limit_line):
+            continue  # the lead (or another path) has written its own reason since
+        found.append((task, verdict))
     return found
 
 

@@ -137,7 +137,7 @@ class GateVerifier:
 
     def _take_up_orphans(self) -> list[str]:
         lines: list[str] = []
-        for name in self.store.task_names():
+        for name in self.store.names_in(State.VERIFYING):
             if name in self._gates:
                 continue
             task = self.store.try_load_task(name)

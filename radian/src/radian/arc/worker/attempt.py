@@ -20,7 +20,7 @@ from radian.arc.clock import Clock, format_utc
 from radian.arc.config import WorkerConfig
 from radian.arc.worker import texts
 from radian.arc.worker.acp import client_exec_args
-from radian.arc.worker.delivery import Delivery, check_delivery
+from radian.arc.worker.delivery import REMOTE_UNREACHABLE, Delivery, check_delivery
 from radian.arc.worker.files import (
     CANCELLED,
     STOP_CANCEL,
@@ -32,6 +32,8 @@ from radian.arc.worker.files import (
 from radian.arc.worker.formats import Price, WorkerResult, parse_output, session_seen
 
 WRAPPER_MODULE = "radian.arc.worker.wrapper"
+# A wrapper error from one of these git commands means the remote could not be reached.
+REMOTE_COMMANDS = ("git fetch", "git ls-remote")
 # How long stop_attempt waits, beyond the grace period, for the wrapper to finish its part.
 STOP_MARGIN_SECS = 5.0
 STOP_POLL_SECS = 0.05
@@ -66,6 +68,9 @@ class AttemptEnd:
     log_path: Path
     # The Result says the session must not be resumed (refused, or lost): start fresh next.
     fresh_session_next: bool = False
+    # The remote could not be reached (the worktree's fetch, or the delivery check's look at
+    # the pushed branch): an infrastructure wait, not the task's failure.
+    remote_error: str | None = None
 
 
 def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
@@ -154,7 +159,14 @@ def _attempt_end(
             Path(status["worktree"]), spec.branch, spec.remote, status.get("base_sha")
         )
     worker_started = bool(status.get("worker_started"))
+    remote_error = None
+    error = status.get("error")
+    if isinstance(error, str) and error.startswith(REMOTE_COMMANDS):
+        remote_error = error
+    elif delivery is not None and delivery.reason == REMOTE_UNREACHABLE:
+        remote_error = delivery.detail
     return AttemptEnd(
+        remote_error=remote_error,
         result=result,
         wrapper_class=wrapper_class,
         exit_code=status.get("exit_code") if worker_started else wrapper_exit,
@@ -217,9 +229,10 @@ def kill_attempt(attempt_dir: Path) -> None:
     the attempt's end reads as arc's own stop."""
     files = AttemptFiles(Path(attempt_dir).resolve())
     pid = _read_pid(files.wrapper_pid)
-    if pid is not None and _is_wrapper(pid, files.dir):
-        _kill(pid, signal.SIGKILL, group=False)
+    if pid is None or not _is_wrapper(pid, files.dir):
+        return  # no wrapper of this attempt runs: its worker.pid may name another process now
     worker_pid = _read_pid(files.worker_pid)
+    _kill(pid, signal.SIGKILL, group=False)
     if worker_pid is not None:
         _kill(worker_pid, signal.SIGKILL, group=True)
 

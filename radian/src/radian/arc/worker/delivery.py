@@ -19,6 +19,9 @@ MERGE_IN_PROGRESS = "merge_in_progress"
 UNCOMMITTED_CHANGES = "uncommitted_changes"
 NO_COMMITS = "no_commits"
 NOT_PUSHED = "not_pushed"
+# Not a verdict on the work: the remote could not be asked (an outage). An infrastructure
+# wait, after which the attempt's delivery is looked at again by the next attempt.
+REMOTE_UNREACHABLE = "remote_unreachable"
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class Delivery:
     reason: str | None  # one of the reasons above when not ok
     base_sha: str | None
     head_sha: str | None
+    detail: str | None = None  # git's own words, for remote_unreachable
 
 
 def check_delivery(worktree: Path, branch: str, remote: str, base_sha: str | None) -> Delivery:
@@ -45,6 +49,10 @@ def check_delivery(worktree: Path, branch: str, remote: str, base_sha: str | Non
         return failed(UNCOMMITTED_CHANGES)
     if base_sha is None or not git.commits_between(worktree, base_sha, head_sha):
         return failed(NO_COMMITS)
-    if git.remote_branch_sha(worktree, remote, branch) != head_sha:
+    try:
+        pushed = git.remote_branch_sha(worktree, remote, branch)
+    except git.GitError as error:
+        return Delivery(False, REMOTE_UNREACHABLE, base_sha, head_sha, str(error))
+    if pushed != head_sha:
         return failed(NOT_PUSHED)
     return Delivery(True, None, base_sha, head_sha)
