@@ -136,7 +136,7 @@ def test_the_shop_example_loads_as_the_chapter_describes() -> None:
     assert desk.rulebook.source == SHOP / "policy.co"
     assert desk.rulebook.rules
     assert desk.record == str(SHOP / "agent.record.sqlite")
-    assert desk.operator_token_env is None
+    assert desk.operator_token == SHOP / "agent.operator-token"
     assert desk.source == SHOP / "agent.yaml"
     assert desk.project.agents == {"desk": desk}
     assert desk.project.modules == ("shop.tools",)
@@ -166,7 +166,7 @@ def test_defaults(make_project: MakeProject) -> None:
     assert desk.runs == "atomic"
     assert desk.rulebook.rules == () and desk.rulebook.source is None
     assert desk.record == str(path.parent / "shop-desk.record.sqlite")
-    assert desk.operator_token_env is None
+    assert desk.operator_token == path.parent / "shop-desk.operator-token"
 
 
 def test_relative_paths_resolve_from_the_yaml_folder(
@@ -191,7 +191,7 @@ def test_record_keeps_memory_and_postgres_urls(make_project: MakeProject, record
     assert desk.record == record
 
 
-def test_operator_token_env_and_model_on_unread_are_kept(make_project: MakeProject) -> None:
+def test_operator_token_and_model_on_unread_are_kept(make_project: MakeProject) -> None:
     path = make_project(
         """\
         agents:
@@ -200,14 +200,14 @@ def test_operator_token_env_and_model_on_unread_are_kept(make_project: MakeProje
             tools: [get_order]
             on_unread: model
         tools: [{python: TOOLS}]
-        operator_token_env: DESK_OPERATOR_TOKEN
+        operator_token: keys/desk.verifier
         """
     )
     desk = load_agent(path)
     assert desk.model == ModelSelector("openai", "gpt-5", "openai:gpt-5")
     assert str(desk.model) == "openai:gpt-5"
     assert desk.on_unread == "model"
-    assert desk.operator_token_env == "DESK_OPERATOR_TOKEN"
+    assert desk.operator_token == path.parent / "keys" / "desk.verifier"
 
 
 def test_several_agents_share_the_catalogue_and_are_chosen_by_name(
@@ -332,7 +332,7 @@ def test_yaml_syntax_error_names_its_line(make_project: MakeProject) -> None:
             DESK + "rulebok: ./policy.co\n",
             "rulebok",
             "unknown key 'rulebok'; expected one of: agents, tools, rulebook, runs, record, "
-            "operator_token_env, prices, serve",
+            "operator_token, prices, serve",
             7,
         ),
         (
@@ -370,9 +370,10 @@ def test_yaml_syntax_error_names_its_line(make_project: MakeProject) -> None:
             7,
         ),  # fmt: skip
         (
-            DESK + "operator_token_env: 'not a name'\n",
+            DESK + "operator_token_env: OPS_TOKEN\n",
             "operator_token_env",
-            "expected the name of an environment variable, got 'not a name'",
+            "operator_token_env is no longer read: an operator token is checked against its "
+            "verifier (operator_token: names the file; run stalwart operator-token set)",
             7,
         ),
         (

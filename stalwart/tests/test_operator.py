@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import hmac
+import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,20 +14,19 @@ import pytest
 from click.testing import CliRunner
 from conftest import Project
 from service import turn, write_service_project
+from terminal import on_terminal, without_terminal
 
 from stalwart import Agent, AnswerError, FakeClock, OperatorTokenError
 from stalwart.cli import main
 
 TOKEN = "op-7f3a9c-never-to-be-written-down"
-ENV = "SHOP_OPERATOR_TOKEN"
 
 
 @pytest.fixture
-def desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Project, Agent]]:
+def desk(tmp_path: Path) -> Iterator[tuple[Project, Agent]]:
     project = write_service_project(tmp_path)
-    project.yaml.write_text(project.yaml.read_text() + f"operator_token_env: {ENV}\n")
-    monkeypatch.setenv(ENV, TOKEN)
     agent = project.agent(clock=FakeClock())
+    agent.set_operator_token(TOKEN)
     yield project, agent
     for opened in project.agents:
         opened.close()
@@ -63,7 +65,10 @@ def _snapshot(agent: Agent) -> Any:
     return agent.store.load("u")
 
 
-@pytest.mark.parametrize("token", [None, "", "op-7f3a9c-never-to-be-written-dowN", TOKEN + " "])
+@pytest.mark.parametrize(
+    "token",
+    [None, "", "op-7f3a9c-never-to-be-written-dowN", TOKEN + " ", TOKEN + "\ud800", "x" * 5000],
+)
 def test_a_wrong_or_missing_token_changes_nothing(
     desk: tuple[Project, Agent], token: str | None
 ) -> None:
@@ -77,19 +82,12 @@ def test_a_wrong_or_missing_token_changes_nothing(
     assert len(_sends(project)) == 3
 
 
-def test_no_token_configured_or_its_variable_unset_changes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_no_token_set_changes_nothing(tmp_path: Path) -> None:
     project = write_service_project(tmp_path)
     agent = project.agent(clock=FakeClock())
     _done_run(agent)
-    with pytest.raises(OperatorTokenError, match="No operator token is configured"):
+    with pytest.raises(OperatorTokenError, match="No operator token is set: there is no verifier"):
         agent.operator_undo("u", token=TOKEN)
-    project.yaml.write_text(project.yaml.read_text() + f"operator_token_env: {ENV}\n")
-    monkeypatch.delenv(ENV, raising=False)
-    configured = project.agent(clock=FakeClock())
-    with pytest.raises(OperatorTokenError, match=f"variable {ENV} is not set here"):
-        configured.operator_undo("u", token=TOKEN)
     assert len(_sends(project)) == 3
     for opened in project.agents:
         opened.close()
@@ -146,19 +144,8 @@ def test_the_operator_finishes_an_abandoned_rollback(desk: tuple[Project, Agent]
 # --- the command ---
 
 
-def test_operator_undo_command_reads_the_token_from_the_environment(
+def test_operator_undo_command_reads_the_token_from_stdin_or_a_named_variable(
     desk: tuple[Project, Agent],
-) -> None:
-    project, agent = desk
-    _done_run(agent)
-    result = CliRunner().invoke(main, ["operator-undo", str(project.yaml), "u"])
-    assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("This run stopped: an operator undid it. Undone, latest")
-    assert TOKEN not in result.output
-
-
-def test_operator_undo_command_takes_another_variable_or_asks_without_echo(
-    desk: tuple[Project, Agent], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project, agent = desk
     _done_run(agent)
@@ -169,15 +156,18 @@ def test_operator_undo_command_takes_another_variable_or_asks_without_echo(
     )
     assert wrong.exit_code == 3
     assert wrong.stderr == "The operator token is wrong or missing; nothing was changed.\n"
-    asked = CliRunner().invoke(
-        main,
-        ["operator-undo", str(project.yaml), "u", "--token-env", "UNSET_TOKEN_VARIABLE"],
-        input=TOKEN + "\n",
+    unset = CliRunner().invoke(
+        main, ["operator-undo", str(project.yaml), "u", "--token-env", "UNSET_TOKEN_VARIABLE"]
     )
+    assert unset.exit_code == 3
+    assert unset.stderr == (
+        "The variable UNSET_TOKEN_VARIABLE holds no operator token here; nothing was changed.\n"
+    )
+    asked = CliRunner().invoke(main, ["operator-undo", str(project.yaml), "u"], input=TOKEN + "\n")
     assert asked.exit_code == 0, asked.output
-    assert TOKEN not in asked.output, "the prompt does not echo the token"
+    assert TOKEN not in asked.output
     assert "an operator undid it" in asked.stdout
-    again = CliRunner().invoke(main, ["operator-undo", str(project.yaml), "u"])
+    again = CliRunner().invoke(main, ["operator-undo", str(project.yaml), "u"], input=TOKEN)
     assert again.exit_code == 4
     assert "no write left to undo" in again.stderr
 
@@ -189,3 +179,187 @@ def test_resume_command_with_nothing_left_mid_way_prints_nothing(
     _done_run(agent)
     result = CliRunner().invoke(main, ["resume", str(project.yaml)])
     assert (result.exit_code, result.output) == (0, "")
+
+
+# --- the verifier: what is kept of the token ---
+
+
+def test_only_a_salted_scrypt_verifier_is_kept_and_setting_again_rotates_it(
+    desk: tuple[Project, Agent],
+) -> None:
+    project, agent = desk
+    path = agent.config.operator_token
+    assert path == project.folder / "agent.operator-token"
+    kept = json.loads(path.read_text())
+    assert set(kept) == {"format", "kdf", "n", "r", "p", "dklen", "salt", "hash"}
+    assert (kept["kdf"], kept["n"], kept["r"], kept["p"]) == ("scrypt", 2**14, 8, 1)
+    assert TOKEN not in path.read_text() and TOKEN.encode().hex() not in path.read_text()
+    assert path.stat().st_mode & 0o777 == 0o600
+    agent.set_operator_token(TOKEN)
+    assert json.loads(path.read_text())["salt"] != kept["salt"], "a fresh salt each time"
+    agent.check_operator_token(TOKEN)
+    rotated = "op-the-next-token-0123456789"
+    agent.set_operator_token(rotated)
+    agent.check_operator_token(rotated)
+    with pytest.raises(OperatorTokenError):
+        agent.check_operator_token(TOKEN)
+
+
+def test_every_check_hashes_and_compares_in_constant_time(
+    desk: tuple[Project, Agent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, agent = desk
+    compared: list[tuple[bytes, bytes]] = []
+    real = hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(hmac, "compare_digest", spy)
+    for token in (TOKEN, "wrong-token-of-some-length", "", None, "\udcff" * 20):
+        with contextlib.suppress(OperatorTokenError):
+            agent.check_operator_token(token)
+    assert len(compared) == 5, "every check, a refused one too, is one constant-time compare"
+    assert all(len(a) == len(b) == 32 for a, b in compared), "digests, never tokens"
+
+
+@pytest.mark.parametrize(
+    ("token", "refusal"),
+    [
+        ("", "cannot be empty"),
+        ("short", "from 16 to 1024 characters"),
+        (" " + TOKEN, "cannot start or end with a space"),
+        (TOKEN + "\udc80", "cannot be encoded as UTF-8"),
+    ],
+)
+def test_a_token_that_cannot_be_set_is_refused_and_the_old_one_kept(
+    desk: tuple[Project, Agent], token: str, refusal: str
+) -> None:
+    _, agent = desk
+    before = agent.config.operator_token.read_bytes()
+    with pytest.raises(OperatorTokenError, match=refusal):
+        agent.set_operator_token(token)
+    assert agent.config.operator_token.read_bytes() == before
+
+
+def test_a_verifier_file_edited_to_cost_too_much_is_refused_not_run(
+    desk: tuple[Project, Agent],
+) -> None:
+    _, agent = desk
+    kept = json.loads(agent.config.operator_token.read_text())
+    agent.config.operator_token.write_text(json.dumps({**kept, "n": 2**30}))
+    with pytest.raises(OperatorTokenError, match="verifier at .* cannot be read"):
+        agent.check_operator_token(TOKEN)
+
+
+# --- the commands in a subprocess: with no terminal, and on a pty ---
+
+
+def _victim(tmp_path: Path) -> Project:
+    project = write_service_project(tmp_path)
+    agent = project.agent(clock=FakeClock())
+    _done_run(agent)
+    agent.close()
+    return project
+
+
+def _undone(project: Project) -> bool:
+    with project.agent() as agent:
+        return any(call.kind == "undo" for call in agent.record("u"))
+
+
+def test_a_token_made_up_in_the_environment_undoes_nothing(tmp_path: Path) -> None:
+    project = _victim(tmp_path)
+    old = project.yaml.read_text()
+    project.yaml.write_text(old + "operator_token_env: OPS_TOKEN\n")
+    made_up = without_terminal(
+        ["operator-undo", str(project.yaml), "u"], env={"OPS_TOKEN": "anything"}
+    )
+    assert made_up.code == 2, made_up
+    assert "operator_token_env is no longer read" in made_up.stderr
+    project.yaml.write_text(old)
+    assert not _undone(project)
+    still = without_terminal(
+        ["operator-undo", str(project.yaml), "u", "--token-env", "OPS_TOKEN"],
+        env={"OPS_TOKEN": "anything"},
+    )
+    verifier = project.folder / "agent.operator-token"
+    assert (still.code, still.stderr) == (
+        3,
+        f"No operator token is set: there is no verifier at {verifier} (stalwart "
+        "operator-token set writes one); nothing was changed.\n",
+    )
+    set_ = without_terminal(["operator-token", "set", str(project.yaml)], TOKEN.encode() + b"\n")
+    assert set_.code == 0, set_
+    assert TOKEN not in set_.shown + set_.stderr
+    wrong = without_terminal(
+        ["operator-undo", str(project.yaml), "u", "--token-env", "OPS_TOKEN"],
+        env={"OPS_TOKEN": "anything"},
+    )
+    assert (wrong.code, wrong.stderr) == (
+        3,
+        "The operator token is wrong or missing; nothing was changed.\n",
+    )
+    assert not _undone(project)
+
+
+def test_with_no_terminal_and_no_token_it_exits_3_without_a_getpass_warning(
+    tmp_path: Path,
+) -> None:
+    project = _victim(tmp_path)
+    assert without_terminal(["operator-token", "set", str(project.yaml)], TOKEN.encode()).code == 0
+    for stdin in (b"", b"\n", b"not-the-token\n"):
+        ran = without_terminal(["operator-undo", str(project.yaml), "u"], stdin)
+        assert (ran.code, ran.stderr) == (
+            3,
+            "The operator token is wrong or missing; nothing was changed.\n",
+        ), stdin
+    assert not _undone(project)
+    ran = without_terminal(["operator-undo", str(project.yaml), "u"], TOKEN.encode() + b"\r\n")
+    assert ran.code == 0, ran
+    assert ran.shown.startswith("This run stopped: an operator undid it.")
+
+
+def test_a_token_that_cannot_be_encoded_is_refused_cleanly(tmp_path: Path) -> None:
+    project = _victim(tmp_path)
+    bad = b"op-\xff\xfe-not-utf-8-at-all-0123"
+    setting = without_terminal(["operator-token", "set", str(project.yaml)], bad + b"\n")
+    assert setting.code == 3, setting
+    assert setting.stderr == (
+        "The operator token has characters that cannot be encoded as UTF-8 (such as a lone "
+        "surrogate); nothing was changed.\n"
+    )
+    assert not (project.folder / "agent.operator-token").exists()
+    assert without_terminal(["operator-token", "set", str(project.yaml)], TOKEN.encode()).code == 0
+    for ran in (
+        without_terminal(["operator-undo", str(project.yaml), "u"], bad),
+        without_terminal(
+            ["operator-undo", str(project.yaml), "u", "--token-env", "OPS"], env={"OPS": bad}
+        ),
+    ):
+        assert (ran.code, ran.stderr) == (
+            3,
+            "The operator token is wrong or missing; nothing was changed.\n",
+        )
+    assert not _undone(project)
+
+
+def test_on_a_terminal_the_token_is_asked_without_echo(tmp_path: Path) -> None:
+    project = _victim(tmp_path)
+    differ = on_terminal(["operator-token", "set", str(project.yaml)], [TOKEN, TOKEN + "x"])
+    assert differ.code == 3, differ
+    assert "The two tokens differ; nothing was changed." in differ.shown
+    set_ = on_terminal(["operator-token", "set", str(project.yaml)], [TOKEN, TOKEN])
+    assert set_.code == 0, set_
+    assert "Operator token:" in set_.shown and "The same token again:" in set_.shown
+    assert TOKEN not in set_.shown, "typed without echo"
+    wrong = on_terminal(["operator-undo", str(project.yaml), "u"], ["made-up-token-1234567"])
+    assert wrong.code == 3
+    assert "The operator token is wrong or missing; nothing was changed." in wrong.shown
+    assert not _undone(project)
+    right = on_terminal(["operator-undo", str(project.yaml), "u"], [TOKEN])
+    assert right.code == 0, right
+    assert TOKEN not in right.shown
+    assert "This run stopped: an operator undid it." in right.shown
+    assert _undone(project)

@@ -20,8 +20,6 @@ become the run's steps (see `model_loop.py`).
 
 from __future__ import annotations
 
-import hmac
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,11 +36,11 @@ from .errors import (
     AnswerError,
     ModelConfigError,
     NotYourSession,
-    OperatorTokenError,
     QuestionPending,
     RewindRefused,
 )
 from .models import DEFAULT_PRICES, Model, ModelProgress, load_model
+from .policy import operator_token
 from .policy.check import Check
 from .record import Store, open_store
 from .record.ledger import Ledger
@@ -305,14 +303,13 @@ class Agent:
     def operator_undo(self, session: str, *, token: str | None) -> Reply:
         """Undo the session's last run from outside it, with the operator token.
 
-        The token is compared with the value of the environment variable agent.yaml's
-        `operator_token_env` names, in constant time; a wrong or missing token, or none
-        configured, raises `OperatorTokenError` and changes nothing. The run's writes that
+        The token is checked first (`check_operator_token`); a wrong or missing one, or
+        none set, raises `OperatorTokenError` and changes nothing. The run's writes that
         are not undone yet are undone last first, checked as in any rollback, and the
         run's memory is rewound when nothing remains. The run must have ended (a run
         waiting on a question is answered instead).
         """
-        self._check_operator_token(token)
+        self.check_operator_token(token)
         with self.store.lock(session):
             record = self.store.load(session)
             if record is None or record.session.agent != self.name or not record.runs:
@@ -330,16 +327,25 @@ class Agent:
             run = resume.operator_undo(ledger, self._context, run)
             return _reply(ledger, run)
 
-    def _check_operator_token(self, token: str | None) -> None:
-        env = self.config.operator_token_env
-        if env is None:
-            raise OperatorTokenError(texts.operator_not_configured())
-        expected = os.environ.get(env)
-        if not expected:
-            raise OperatorTokenError(texts.operator_token_unset(env))
-        given = token if isinstance(token, str) else ""
-        if not hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8")):
-            raise OperatorTokenError(texts.operator_token_wrong())
+    def check_operator_token(self, token: object) -> None:
+        """Every operator check: returns when `token` is the operator's, else raises
+        `OperatorTokenError` (code `operator_token`).
+
+        The token is hashed with the salt and scrypt parameters of the verifier that
+        agent.yaml's `operator_token:` names and compared in constant time; the token is
+        never kept. No verifier set, a token that is empty, too long or cannot be encoded
+        as UTF-8: each is refused the same way, and nothing changes.
+        """
+        operator_token.check_token(self.config.operator_token, token)
+
+    def set_operator_token(self, token: str) -> Path:
+        """Set (or rotate) the operator token: its verifier written where agent.yaml says.
+
+        `OperatorTokenError` for a token that cannot be set (empty, spaces around it,
+        fewer than 16 or more than 1024 characters, not encodable as UTF-8).
+        """
+        operator_token.write_verifier(self.config.operator_token, token)
+        return self.config.operator_token
 
     def close(self) -> None:
         self.store.close()

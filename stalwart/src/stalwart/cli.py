@@ -8,11 +8,16 @@
 - `stalwart resume agent.yaml` resumes every run its process left mid-way (a call or an
   undo in flight), in every session of the file's agents, and prints one line per
   session: `<session>: <state>: <reply or question>`.
+- `stalwart operator-token set agent.yaml` sets (or rotates) the operator token: it
+  keeps a verifier of it (a salted scrypt hash) in the file agent.yaml's
+  `operator_token:` names, never the token.
 - `stalwart operator-undo agent.yaml SESSION` undoes the session's last run with the
-  operator token. The token is never an argument (a command line is visible to every
-  user of the machine and kept in shell histories): it is read from the environment
-  variable `--token-env` names, by default the one agent.yaml's `operator_token_env`
-  names, and asked for without echo when that variable is not set.
+  operator token, checked against that verifier.
+
+  Neither takes the token as an argument (a command line is visible to every user of the
+  machine and kept in shell histories). On a terminal it is asked for without echo (twice
+  by `set`); with no terminal it is the first line of stdin; `--token-env NAME` reads it
+  from that environment variable instead.
 - `stalwart usage agent.yaml SESSION` prints the tokens and cost of every ask of the
   model in the session: one line per run that asked one, and a total. It reads the
   record only: no model is loaded and no key is needed.
@@ -25,10 +30,10 @@
 - `stalwart users set USERS_FILE NAME` adds a user of the login form, or changes their
   password (read without echo, or from stdin with `--password-stdin`).
 
-A file that cannot be loaded exits 2 with the ConfigError's message on stderr; a wrong
-or missing operator token exits 3, and an undo that cannot be made exits 4, each with
-its message on stderr and nothing changed. `usage` of a session the record does not hold
-for that agent exits 4.
+A file that cannot be loaded exits 2 with the ConfigError's message on stderr; a wrong,
+missing or refused operator token exits 3 (with a terminal or without), and an undo that
+cannot be made exits 4, each with its message on stderr and nothing changed. `usage` of a
+session the record does not hold for that agent exits 4.
 """
 
 from __future__ import annotations
@@ -42,11 +47,13 @@ from pathlib import Path
 
 import click
 
+from stalwart import texts
 from stalwart._engine.retry import UndoBackoff
 from stalwart.agent import Agent
 from stalwart.clock import SystemClock
 from stalwart.config import AgentConfig, load_agent, load_project
 from stalwart.errors import AnswerError, ConfigError, OperatorTokenError
+from stalwart.policy.operator_token import write_verifier
 from stalwart.record import open_store
 from stalwart.record.usage import session_usage
 from stalwart.texts import resumed_line, verify_passed, verify_unreached
@@ -152,28 +159,28 @@ def resume(config: Path, agent_name: str | None) -> None:
                 click.echo(resumed_line(session, reply.state, reply.text))
 
 
+_TOKEN_ENV = click.option(
+    "--token-env",
+    default=None,
+    metavar="NAME",
+    help="Read the operator token from this environment variable, not from the terminal "
+    "(asked without echo) or stdin (its first line).",
+)
+
+
 @main.command("operator-undo")
 @_CONFIG
 @click.argument("session")
 @click.option("--agent", "agent_name", default=None, help="The agent of the session.")
-@click.option(
-    "--token-env",
-    default=None,
-    metavar="NAME",
-    help="Read the operator token from this environment variable "
-    "(default: the one agent.yaml's operator_token_env names); asked for if it is unset.",
-)
+@_TOKEN_ENV
 def operator_undo(
     config: Path, session: str, agent_name: str | None, token_env: str | None
 ) -> None:
     """Undo SESSION's last run from outside it, with the operator token."""
     with _agents(config, agent_name, one=True) as agents:
         [agent] = agents
-        variable = token_env or agent.config.operator_token_env
-        token = os.environ.get(variable) if variable else None
-        if not token:
-            token = click.prompt("Operator token", hide_input=True, err=True, default="")
         try:
+            token = _read_token(token_env, repeat=False)
             reply = agent.operator_undo(session, token=token)
         except OperatorTokenError as error:
             click.echo(str(error), err=True)
@@ -182,6 +189,56 @@ def operator_undo(
             click.echo(str(error), err=True)
             raise SystemExit(EXIT_NOT_UNDONE) from None
     click.echo(reply.text)
+
+
+@main.group("operator-token")
+def operator_token() -> None:
+    """The operator token: only a verifier of it is kept, never the token."""
+
+
+@operator_token.command("set")
+@_CONFIG
+@_TOKEN_ENV
+def operator_token_set(config: Path, token_env: str | None) -> None:
+    """Set (or rotate) the operator token of CONFIG's agents."""
+    try:
+        project = load_project(config)
+    except ConfigError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    try:
+        token = _read_token(token_env, repeat=True)
+        write_verifier(project.operator_token, token)
+    except OperatorTokenError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_TOKEN) from None
+    click.echo(texts.operator_token_set(str(project.operator_token)))
+
+
+def _read_token(token_env: str | None, *, repeat: bool) -> str:
+    """The operator token: from the variable named, the terminal (no echo) or stdin's first
+    line. Bytes that are not UTF-8 are kept as lone surrogates, so the check refuses them
+    as a token, cleanly."""
+    if token_env is not None:
+        value = os.environ.get(token_env)
+        if not value:
+            raise OperatorTokenError(texts.operator_token_env_unset(token_env))
+        return value
+    if sys.stdin is not None and sys.stdin.isatty():
+        first: str = click.prompt(
+            "Operator token", hide_input=True, err=True, default="", show_default=False
+        )
+        if repeat:
+            again: str = click.prompt(
+                "The same token again", hide_input=True, err=True, default="", show_default=False
+            )
+            if again != first:
+                raise OperatorTokenError(texts.operator_tokens_differ())
+        return first
+    if sys.stdin is None:
+        return ""
+    line = sys.stdin.buffer.readline()
+    return line.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "surrogateescape")
 
 
 @main.command()

@@ -308,19 +308,57 @@ def resumed_line(session: str, state: str, text: str) -> str:
 # --- the operator (the token itself is never part of any text) ---
 
 
-def operator_not_configured() -> str:
+def operator_not_configured(path: str) -> str:
     return (
-        "No operator token is configured (operator_token_env in agent.yaml names none); "
-        "nothing was changed."
+        f"No operator token is set: there is no verifier at {path} "
+        "(stalwart operator-token set writes one); nothing was changed."
     )
 
 
-def operator_token_unset(env: str) -> str:
-    return f"The operator token's variable {env} is not set here; nothing was changed."
+def operator_verifier_unreadable(path: str, detail: object) -> str:
+    return f"The operator token's verifier at {path} cannot be read ({detail}); nothing changed."
 
 
 def operator_token_wrong() -> str:
     return "The operator token is wrong or missing; nothing was changed."
+
+
+def operator_token_env_unset(env: str) -> str:
+    return f"The variable {env} holds no operator token here; nothing was changed."
+
+
+def operator_token_empty() -> str:
+    return "An operator token cannot be empty; nothing was changed."
+
+
+def operator_token_unencodable() -> str:
+    return (
+        "The operator token has characters that cannot be encoded as UTF-8 (such as a lone "
+        "surrogate); nothing was changed."
+    )
+
+
+def operator_token_spaces() -> str:
+    return "An operator token cannot start or end with a space; nothing was changed."
+
+
+def operator_token_length(least: int, most: int) -> str:
+    return f"An operator token has from {least} to {most} characters; nothing was changed."
+
+
+def operator_tokens_differ() -> str:
+    return "The two tokens differ; nothing was changed."
+
+
+def operator_token_set(path: str) -> str:
+    return f"The operator token is set: its verifier is in {path}; the token is kept nowhere."
+
+
+def operator_token_env_gone() -> str:
+    return (
+        "operator_token_env is no longer read: an operator token is checked against its "
+        "verifier (operator_token: names the file; run stalwart operator-token set)"
+    )
 
 
 def operator_nothing_to_undo(session: str) -> str:

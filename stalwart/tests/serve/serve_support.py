@@ -14,12 +14,13 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from stalwart.config import AgentConfig, load_agent
+from stalwart.policy.operator_token import write_verifier
 from stalwart.serve.users import Users
 
 SHOP = Path(__file__).resolve().parents[2] / "examples" / "shop"
 STALWART = str(Path(sys.executable).parent / "stalwart")  # the console script, as installed
 OPERATOR_ENV = "STALWART_TEST_OPERATOR_TOKEN"
-OPERATOR_TOKEN = "op-secret-7"
+OPERATOR_TOKEN = "op-secret-7-of-the-serve-tests"
 PASSWORDS = {"alice": "alice-pw", "bob": "bob-pw"}
 
 FIRST_ORDER = (
@@ -144,11 +145,11 @@ def write_desk(
         f"  - python: {name}\n"
         "rulebook: ./policy.co\n"
         f"record: {record}\n"
-        f"operator_token_env: {OPERATOR_ENV}\n"
         "serve:\n"
         "  users: ./users.txt\n"
         f"{serve}"
     )
+    write_verifier(folder / "agent.operator-token", OPERATOR_TOKEN)
     users = Users(folder / "users.txt")
     for user, password in PASSWORDS.items():
         users.set(user, password)

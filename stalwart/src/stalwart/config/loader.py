@@ -25,7 +25,7 @@ The file's shape (every key but `agents` may be left out)::
     rulebook: ./policy.co                         # default: an empty rulebook
     runs: atomic                                  # the only mode, and the default
     record: ./desk.sqlite                         # or ":memory:" or a postgresql:// URL
-    operator_token_env: STALWART_OPERATOR_TOKEN
+    operator_token: ./desk.operator-token         # the token's verifier (never the token)
     prices:                                       # dollars per million tokens, laid over
       "anthropic:claude-sonnet-5-5":              #   the prices stalwart ships
         {input_per_mtok: 3, output_per_mtok: 15}
@@ -64,6 +64,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from stalwart import texts
 from stalwart.config.serve import RawServe, ServeConfig, serve_config
 from stalwart.errors import ConfigError, ToolDefinitionError, ToolSourceError
 from stalwart.models.options import ModelOptions, check_options
@@ -77,7 +78,6 @@ from .yamldoc import Loc, YamlDocument
 _M = TypeVar("_M", bound=BaseModel)
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
 
@@ -106,7 +106,7 @@ class ProjectConfig:
     rulebook: Rulebook
     runs: Literal["atomic"]
     record: str
-    operator_token_env: str | None
+    operator_token: Path  # the file holding the operator token's verifier (never the token)
     modules: tuple[str, ...]  # the python: sources, in the order listed
     prices: Mapping[str, Price] = field(default_factory=dict)  # by "provider:model"
     serve: ServeConfig = field(default_factory=ServeConfig)  # the `serve:` block
@@ -127,7 +127,7 @@ class AgentConfig:
     rulebook: Rulebook
     runs: Literal["atomic"]
     record: str  # absolute SQLite path, ":memory:", or a postgresql:// URL
-    operator_token_env: str | None
+    operator_token: Path
     source: Path
     project: ProjectConfig = field(repr=False)
     prices: Mapping[str, Price] = field(default_factory=dict)  # the project's `prices:`
@@ -212,7 +212,7 @@ class _RawFile(_Raw):
     rulebook: str | None = None
     runs: Literal["atomic"] = "atomic"
     record: str | None = None
-    operator_token_env: str | None = None
+    operator_token: str | None = None
     prices: dict[str, dict[str, Any]] = {}
     serve: RawServe | None = None
 
@@ -250,6 +250,10 @@ class _Loader:
 
     def load(self) -> ProjectConfig:
         data = self._parse_yaml()
+        if isinstance(data, dict) and "operator_token_env" in data:
+            # The old key named the variable the token was compared with, so whoever set
+            # it chose the token: refused, never quietly ignored.
+            raise self.error(("operator_token_env",), texts.operator_token_env_gone(), at_key=True)
         raw = self._validate(_RawFile, data, ())
         if not raw.agents:
             raise self.error(("agents",), "expected at least one agent")
@@ -257,11 +261,7 @@ class _Loader:
         catalogue = self._catalogue(modules, facts)
         rulebook = self._rulebook(raw.rulebook, catalogue)
         record = self._record(raw.record)
-        if raw.operator_token_env is not None and not _ENV_NAME.match(raw.operator_token_env):
-            raise self.error(
-                ("operator_token_env",),
-                f"expected the name of an environment variable, got {raw.operator_token_env!r}",
-            )
+        operator_token = self._operator_token(raw.operator_token)
         agents: dict[str, AgentConfig] = {}
         project = ProjectConfig(
             source=self.source,
@@ -270,7 +270,7 @@ class _Loader:
             rulebook=rulebook,
             runs=raw.runs,
             record=record,
-            operator_token_env=raw.operator_token_env,
+            operator_token=operator_token,
             modules=tuple(name for _, name in modules),
             prices=types.MappingProxyType(self._prices(raw.prices)),
             serve=serve_config(raw.serve, self.folder),
@@ -467,6 +467,13 @@ class _Loader:
             )
         return str((self.folder / record).resolve())
 
+    def _operator_token(self, path_text: str | None) -> Path:
+        if path_text is None:
+            return self.folder / f"{self.source.stem}.operator-token"
+        if not path_text.strip():
+            raise self.error(("operator_token",), "expected the path of a verifier file")
+        return (self.folder / path_text).resolve()
+
     def _agent(self, name: str, raw: _RawAgent, project: ProjectConfig) -> AgentConfig:
         loc: Loc = ("agents", name)
         if not _NAME.match(name):
@@ -489,7 +496,7 @@ class _Loader:
             rulebook=project.rulebook,
             runs=project.runs,
             record=project.record,
-            operator_token_env=project.operator_token_env,
+            operator_token=project.operator_token,
             source=self.source,
             project=project,
             prices=project.prices,
