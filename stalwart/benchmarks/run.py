@@ -210,7 +210,7 @@ def _order(desk: Agent, scenario: Scenario, user: str) -> int:
     reply = desk.chat(scenario.turn, user=user)
     turn_commits = desk.store.commits - before
     while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = desk.confirm(user, "approve")
+        reply = desk.confirm_current(user, "approve")
     if not reply.text.startswith(scenario.reply_starts):
         raise SystemExit(f"{scenario.name}: unexpected reply {reply.text!r}")
     return turn_commits

@@ -185,5 +185,5 @@ def garden(tmp_path: Path, clock: FakeClock) -> Iterator[tuple[Project, Agent]]:
 def approve_all(agent: Agent, turn: str, user: str) -> Reply:
     reply = agent.chat(turn, user=user)
     while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = agent.confirm(user, "approve")
+        reply = agent.confirm(user, "approve", question=reply.waiting[0])
     return reply

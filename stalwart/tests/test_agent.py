@@ -41,10 +41,10 @@ def test_approve_runs_exactly_the_arguments_shown_and_the_reply_says_what_came_b
 ) -> None:
     project, agent = garden
     reply = agent.chat("paint the fence for order 3, then plant a tree for order 4", user="u")
-    reply = agent.confirm("u", "approve")
+    reply = agent.confirm_current("u", "approve")
     assert project.calls == [("paint_fence", {"order": 3})]
     assert reply.waiting[0].tool == "plant_tree"
-    reply = agent.confirm("u", "approve")
+    reply = agent.confirm_current("u", "approve")
     assert project.calls[-1] == ("plant_tree", {"order": 4})
     assert reply.waiting == []
     assert reply.state == "done"
@@ -57,8 +57,8 @@ def test_approve_runs_exactly_the_arguments_shown_and_the_reply_says_what_came_b
 def test_skip_declines_the_call_and_the_run_goes_on(garden: Garden) -> None:
     project, agent = garden
     agent.chat("paint the fence for order 3, then plant a tree for order 4", user="u")
-    agent.confirm("u", "skip")
-    reply = agent.confirm("u", "approve")
+    agent.confirm_current("u", "skip")
+    reply = agent.confirm_current("u", "approve")
     assert project.calls == [("plant_tree", {"order": 4})]
     assert (
         reply.text == 'Done: paint_fence was skipped; plant_tree returned {"hole":"h4","order":4}.'
@@ -79,9 +79,9 @@ def test_cancel_all_fails_the_run_and_undoes_what_it_did(garden: Garden) -> None
         "then ring the bell for order 5",
         user="u",
     )
-    agent.confirm("u", "approve")
-    agent.confirm("u", "approve")
-    reply = agent.answer("u", "cancel all")
+    agent.confirm_current("u", "approve")
+    agent.confirm_current("u", "approve")
+    reply = agent.answer_current("u", "cancel all")
     assert [name for name, _ in project.calls] == [
         "paint_fence",
         "plant_tree",
@@ -105,7 +105,7 @@ def test_an_irreversible_write_is_confirmed_with_its_warnings(garden: Garden) ->
         "Run ring_bell(order=1)?\nNothing can undo this step once it runs."
     )
     agent.chat("paint the fence for order 1, then ring the bell for order 1", user="u")
-    reply = agent.confirm("u", "approve")
+    reply = agent.confirm_current("u", "approve")
     assert reply.waiting[0].text == (
         "Run ring_bell(order=1)? Nothing undoes this step, and the steps after it cannot "
         "undo it.\nNothing can undo this step once it runs."
@@ -145,20 +145,20 @@ def test_a_failing_tool_rolls_back_last_write_first_and_lists_the_irreversible(
 def test_answers_that_cannot_be_taken_raise_and_change_nothing(garden: Garden) -> None:
     project, agent = garden
     with pytest.raises(AnswerError, match="Nothing in session 'u' waits for an answer"):
-        agent.confirm("u", "approve")
+        agent.confirm_current("u", "approve")
     agent.chat("paint the fence for order 1", user="u")
     before = (agent.record("u"), agent.memory("u"), agent.pending("u"))
     with pytest.raises(AnswerError, match="'maybe' is not an answer to this question"):
-        agent.confirm("u", "maybe")
+        agent.confirm_current("u", "maybe")
     with pytest.raises(AnswerError, match="another user started it"):
-        agent.confirm("mallory", "approve", session="u")
+        agent.confirm_current("mallory", "approve", session="u")
     with pytest.raises(NotYourSession):
         agent.chat("plant a tree for order 2", user="mallory", session="u")
     with pytest.raises(QuestionPending, match="waits for an answer first: Run paint_fence"):
         agent.chat("plant a tree for order 2", user="u")
     assert (agent.record("u"), agent.memory("u"), agent.pending("u")) == before
     assert project.calls == []
-    assert agent.confirm("u", " Approve ").state == "done"
+    assert agent.confirm_current("u", " Approve ").state == "done"
 
 
 def test_sessions_are_per_user_by_default_and_may_be_named(garden: Garden) -> None:
@@ -286,13 +286,13 @@ def test_a_confirmation_shows_exactly_what_runs_in_whichever_process_confirms(
 
     # Another Agent reads the run back from the record: same arguments, types and order.
     second = project.agent(clock=FakeClock())
-    reply = second.confirm("u", "approve")
+    reply = second.confirm_current("u", "approve")
     tip = reply.waiting[0]
     assert list(tip.args.items()) == [("order", 4411), ("amount", 2.5)]
     assert type(tip.args["amount"]) is float
     assert tip.text.startswith("Run tip_waiter(order=4411, amount=2.5)?")
     third = project.agent(clock=FakeClock())
-    third.confirm("u", "approve")
+    third.confirm_current("u", "approve")
 
     assert project.calls == [("charge_card", charge.args), ("tip_waiter", tip.args)]
     assert [type(args["amount"]) for _, args in project.calls] == [Decimal, float]
@@ -310,8 +310,8 @@ def test_a_skipped_call_is_remembered_with_its_arguments_as_they_were_shown(
     shown = first.chat("tip the waiter for order 7 2.50, then charge order 7 9.90", user="u")
     assert shown.text.startswith("Run tip_waiter(order=7, amount=2.5)?")
     second = project.agent(clock=FakeClock())  # reads the run back from the record
-    second.confirm("u", "skip")
-    second.confirm("u", "skip")
+    second.confirm_current("u", "skip")
+    second.confirm_current("u", "skip")
     assert [m.content for m in second.memory("u")][1:5] == [
         "call tip_waiter(order=7, amount=2.5)",
         "declined: the person skipped this call",

@@ -21,7 +21,7 @@ what, user = sys.argv[2], sys.argv[3]
 if what == "chat":
     reply = agent.chat(sys.argv[4], user=user)
 else:
-    reply = agent.confirm(user, sys.argv[4])
+    reply = agent.confirm_current(user, sys.argv[4])
 module = sys.modules[next(iter(agent.config.project.modules))]
 print(json.dumps({
     "text": reply.text,

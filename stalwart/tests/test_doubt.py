@@ -399,7 +399,7 @@ def _run_charge(project: Project, client: str, url: str) -> Any:
     agent: Agent = project.agent(clock=FakeClock())
     reply = agent.chat("charge the card for order 4411", user="u-17")
     assert reply.waiting[0].kind == "confirm"
-    return agent, agent.confirm("u-17", "approve")
+    return agent, agent.confirm_current("u-17", "approve")
 
 
 @pytest.mark.parametrize("mode", ["reset", "chunked_reset"])

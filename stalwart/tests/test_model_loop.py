@@ -119,7 +119,7 @@ def test_a_write_the_model_chose_is_confirmed_keyed_and_recorded_with_its_source
     assert shop.calls == ["get_order"]  # the write waits for its confirmation
     assert reply.waiting[0].args == {"order": "4411", "amount": "40.00"}
 
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
 
     assert (reply.state, reply.text) == ("done", "Paid.")
     charge = desk.record("u")[1]
@@ -142,10 +142,10 @@ def test_parallel_calls_are_consecutive_steps_each_confirmed_in_turn(
     )
     reply = desk.chat("settle 4411 for 40.00 and set it up", user="u")
     assert reply.waiting[0].tool == "charge_card"
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
     assert reply.waiting[0].tool == "provision_account"
     assert len(adapter.requests) == 1  # the model waits for every call of its answer
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
     assert reply.text == "Done."
     assert [m.call_id for m in adapter.requests[1].messages[2:]] == ["c2", "c3"]  # type: ignore[union-attr]
 
@@ -153,7 +153,7 @@ def test_parallel_calls_are_consecutive_steps_each_confirmed_in_turn(
 def test_a_skipped_write_is_told_to_the_model_as_declined(shop: Shop, clock: FakeClock) -> None:
     desk, adapter = desk_with(shop, clock, [scripted(calls=[CHARGE_4411]), scripted("Not paid.")])
     desk.chat("settle 4411 for 40.00", user="u")
-    reply = desk.confirm("u", "skip")
+    reply = desk.confirm_current("u", "skip")
     assert reply.text == "Not paid."
     assert adapter.requests[1].messages[-1] == ToolResultMessage(
         call_id="c2", content=DECLINED_RESULT
@@ -170,8 +170,8 @@ def test_cancel_all_undoes_the_run_and_asks_the_model_nothing_more(
         [scripted(calls=[CHARGE_4411]), scripted(calls=[PROVISION_4411]), scripted("never")],
     )
     desk.chat("settle 4411 for 40.00", user="u")
-    desk.confirm("u", "approve")
-    reply = desk.confirm("u", "cancel all")
+    desk.confirm_current("u", "approve")
+    reply = desk.confirm_current("u", "cancel all")
 
     assert reply.text == (
         "This run stopped: you cancelled it at provision_account. "
@@ -240,7 +240,7 @@ def test_a_write_refused_after_an_earlier_write_fails_the_run(tmp_path: Path) ->
         shop, clock, [scripted(calls=[PROVISION_4411]), scripted(calls=[model_amount])]
     )
     desk.chat("set up the account for 4411", user="u")
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
 
     assert reply.state == "rolled_back"
     assert reply.text == (

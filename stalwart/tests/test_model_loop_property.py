@@ -110,7 +110,7 @@ def test_every_write_a_model_chose_is_undone_once_or_listed_and_nothing_else_run
     pending = list(answers)
     reply = agent.chat(TURN, user=user)
     while reply.waiting:
-        reply = agent.confirm(user, pending.pop(0) if pending else "approve")
+        reply = agent.confirm_current(user, pending.pop(0) if pending else "approve")
 
     # What must have happened, worked out from the plan alone.
     calls: list[tuple[str, int]] = []

@@ -193,7 +193,7 @@ def test_a_refusal_after_a_write_undoes_it_and_asks_nothing_more(
     wire.enqueue_reply(refusal(provider))
 
     desk.chat("settle 4411 for 40.00 please", user="u")
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
 
     assert reply.state == "rolled_back"
     assert reply.text == (

@@ -97,7 +97,7 @@ def test_a_failed_run_is_undone_and_the_next_request_carries_only_its_summary(
         ("call_1", '{"amount":"40.00","order":"4411","status":"unpaid"}')
     ]
 
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
     assert reply.waiting[0].tool == "provision_account"
     assert provider.tool_results(wire.requests[2].body)[-1] == (
         "call_2",
@@ -105,7 +105,7 @@ def test_a_failed_run_is_undone_and_the_next_request_carries_only_its_summary(
     )
     shop.fail("provision_account")
 
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
 
     assert reply.state == "rolled_back"
     assert reply.text == SUMMARY
@@ -215,7 +215,7 @@ def test_a_model_that_fails_after_a_write_leaves_the_write_undone(
 
     reply = desk.chat("settle 4411 for 40.00 please", user="u")
     assert reply.waiting[0].sources == {"order": "turn", "amount": "turn"}
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
 
     assert reply.state == "rolled_back"
     assert reply.text == (

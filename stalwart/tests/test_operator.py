@@ -35,7 +35,7 @@ def desk(tmp_path: Path) -> Iterator[tuple[Project, Agent]]:
 def _done_run(agent: Agent) -> None:
     reply = agent.chat(turn(("charge_card", 1), ("book_slot", 2), ("send_note", 3)), user="u")
     while reply.waiting:
-        reply = agent.confirm("u", "approve")
+        reply = agent.confirm_current("u", "approve")
     assert reply.state == "done"
 
 
@@ -116,7 +116,7 @@ def test_a_run_waiting_on_a_question_is_answered_not_undone_by_the_operator(
 ) -> None:
     project, agent = desk
     agent.chat(turn(("book_slot", 1), ("charge_card", 2)), user="u")
-    agent.confirm("u", "approve")
+    agent.confirm_current("u", "approve")
     before = _snapshot(agent)
     with pytest.raises(AnswerError, match="waits for an answer first: Run charge_card"):
         agent.operator_undo("u", token=TOKEN)
@@ -131,8 +131,8 @@ def test_the_operator_finishes_an_abandoned_rollback(desk: tuple[Project, Agent]
     project.module.PLAN.update({"free_slot": ["error"] * 4, "stamp_form": ["error"]})
     reply = agent.chat(turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3)), user="u")
     while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = agent.confirm("u", "approve")
-    assert agent.answer("u", "abandon").state == "abandoned"
+        reply = agent.confirm_current("u", "approve")
+    assert agent.answer_current("u", "abandon").state == "abandoned"
     reply = agent.operator_undo("u", token=TOKEN)
     assert reply.text == (
         "This run stopped: an operator undid it. Undone, latest first: "

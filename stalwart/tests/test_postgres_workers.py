@@ -27,7 +27,7 @@ from stalwart.record import open_store
 yaml, url, what, user, text = sys.argv[1:6]
 agent = Agent.from_file(yaml, store=open_store(url))
 from shop.tools import CALLS
-reply = agent.chat(text, user=user) if what == "chat" else agent.confirm(user, text)
+reply = agent.chat(text, user=user) if what == "chat" else agent.confirm_current(user, text)
 print(json.dumps({
     "text": reply.text,
     "state": str(reply.state),

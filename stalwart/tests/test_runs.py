@@ -250,7 +250,7 @@ def test_a_write_step_costs_two_durable_commits(garden: Garden) -> None:
     assert agent.store.commits - before == 1  # the run and its first question
     while reply.waiting:
         before = agent.store.commits
-        reply = agent.confirm("u", "approve")
+        reply = agent.confirm_current("u", "approve")
         assert agent.store.commits - before == 2  # in flight; outcome with what comes next
     assert reply.state == "done"
 
@@ -306,7 +306,7 @@ def test_a_run_whose_process_stopped_mid_call_asks_whether_the_write_took_effect
     agent = project.agent(clock=FakeClock())
     agent.chat("pull the plug for order 1", user="u")
     with pytest.raises(KeyboardInterrupt):
-        agent.confirm("u", "approve")
+        agent.confirm_current("u", "approve")
     [call] = agent.record("u")
     assert (call.tool, call.status) == ("pull_plug", "in_flight")
     with pytest.raises(QuestionPending, match="It was being sent when the run stopped."):
@@ -359,8 +359,8 @@ def test_a_decimal_argument_reaches_the_tool_and_its_undo_as_a_decimal_in_any_pr
     first.chat("charge money for order 1 amount 40.50, then jam the till for order 1", user="u")
     step_args = first.store.load("u").runs[0].steps[0]["args"]  # type: ignore[union-attr]
     second = project.agent(clock=FakeClock())  # what another process would read back
-    second.confirm("u", "approve")
-    second.confirm("u", "approve")
+    second.confirm_current("u", "approve")
+    second.confirm_current("u", "approve")
     [(_, charged), (_, refunded)] = project.calls
     assert charged["amount"] == Decimal("40.50") and isinstance(charged["amount"], Decimal)
     assert refunded["amount"] == Decimal("40.50") and isinstance(refunded["amount"], Decimal)

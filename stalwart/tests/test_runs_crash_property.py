@@ -123,7 +123,7 @@ def test_every_write_is_settled_exactly_once_whatever_fails_crashes_or_is_answer
             break
         options = ANSWERS[kind]
         given = options[pending.pop(0) % len(options)] if pending else options[0]
-        reply = driver.act(lambda agent, given=given: agent.answer(user, given))  # type: ignore[misc]
+        reply = driver.act(lambda agent, given=given: agent.answer_current(user, given))  # type: ignore[misc]
     else:
         pytest.fail("the run never settled")
     assert reply.state in SETTLED

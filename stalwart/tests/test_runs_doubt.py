@@ -44,7 +44,7 @@ def shop(tmp_path: Path, clock: FakeClock, store: Store) -> Iterator[Shop]:
 def _approve_confirmations(agent: Agent, text: str, user: str = "u") -> Any:
     reply = agent.chat(text, user=user)
     while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = agent.confirm(user, "approve")
+        reply = agent.confirm_current(user, "approve")
     return reply
 
 
@@ -146,9 +146,9 @@ def test_a_write_in_doubt_that_is_not_retry_safe_asks_a_person_and_is_sent_once(
     assert len(_sends(module, "charge_card")) == 1
     assert [(c.tool, c.status) for c in agent.record("u")] == [("charge_card", "in_doubt")]
     with pytest.raises(AnswerError, match="not a confirmation"):
-        agent.confirm("u", "approve")
+        agent.confirm_current("u", "approve")
     with pytest.raises(AnswerError, match="the answers are: happened, did not happen"):
-        agent.answer("u", "maybe")
+        agent.answer_current("u", "maybe")
     with pytest.raises(QuestionPending, match="Did charge_card take effect"):
         agent.chat(turn(("count_stock", 3)), user="u")
     assert agent.pending("u") == reply
@@ -164,9 +164,9 @@ def test_happened_goes_on_and_a_later_failure_cannot_bind_its_unseen_result(
         agent, turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3))
     )
     assert reply.waiting[0].kind == "outcome"
-    reply = agent.answer("u", "happened")
+    reply = agent.answer_current("u", "happened")
     assert reply.waiting[0].kind == "confirm" and reply.waiting[0].tool == "stamp_form"
-    reply = agent.confirm("u", "approve")
+    reply = agent.confirm_current("u", "approve")
     assert reply.state == "rolled_back"
     assert reply.text == (
         "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
@@ -183,7 +183,7 @@ def test_happened_in_a_run_that_ends_well_says_so(shop: Shop) -> None:
     _, agent, module = shop
     module.PLAN["charge_card"] = ["lost"]
     _approve_confirmations(agent, turn(("charge_card", 2)))
-    reply = agent.answer("u", "happened")
+    reply = agent.answer_current("u", "happened")
     assert reply.text == "Done: charge_card took effect, a person said (no answer came back)."
 
 
@@ -191,7 +191,7 @@ def test_did_not_happen_fails_the_run_and_leaves_that_write_alone(shop: Shop) ->
     _, agent, module = shop
     module.PLAN["charge_card"] = ["timeout"]
     _approve_confirmations(agent, turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3)))
-    reply = agent.answer("u", "did not happen")
+    reply = agent.answer_current("u", "did not happen")
     assert reply.state == "rolled_back"
     assert reply.text == (
         "This run stopped: you said charge_card did not take effect. "
@@ -211,7 +211,7 @@ def test_a_retry_safe_write_still_in_doubt_after_its_retries_is_asked_about(shop
     assert reply.waiting[0].text == (
         "Did book_slot take effect? The call was sent and no answer came back."
     )
-    reply = agent.answer("u", "happened")
+    reply = agent.answer_current("u", "happened")
     assert reply.state == "done"
 
 
@@ -256,11 +256,11 @@ def test_retry_sends_the_undo_again_under_its_key_on_the_same_schedule(
     _, agent, module = shop
     _stuck(agent, module)
     module.PLAN["free_slot"] = ["error"] * 4
-    reply = agent.answer("u", "retry")
+    reply = agent.answer_current("u", "retry")
     assert reply.state == "stuck"
     assert reply.waiting[0].text.startswith("Undoing free_slot failed after 8 tries")
     assert clock.slept == [1.0, 2.0, 4.0] * 2
-    reply = agent.answer("u", "retry")
+    reply = agent.answer_current("u", "retry")
     assert reply.state == "rolled_back"
     assert reply.text == (
         "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
@@ -274,7 +274,7 @@ def test_retry_sends_the_undo_again_under_its_key_on_the_same_schedule(
 def test_done_by_hand_goes_on_with_the_next_write(shop: Shop) -> None:
     _, agent, module = shop
     _stuck(agent, module)
-    reply = agent.answer("u", "done by hand")
+    reply = agent.answer_current("u", "done by hand")
     assert reply.state == "rolled_back"
     assert reply.text == (
         "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
@@ -290,7 +290,7 @@ def test_done_by_hand_goes_on_with_the_next_write(shop: Shop) -> None:
 def test_abandon_stops_the_rollback_lists_what_remains_and_rewinds_memory(shop: Shop) -> None:
     _, agent, module = shop
     _stuck(agent, module)
-    reply = agent.answer("u", "abandon")
+    reply = agent.answer_current("u", "abandon")
     assert reply.state == "abandoned"
     assert reply.waiting == []
     assert reply.text == (
@@ -336,7 +336,7 @@ def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(
     module.PLAN["book_slot"] = ["lost", "crash"]
     first.chat(turn(("book_slot", 1), ("stamp_form", 2)), user="u")
     with pytest.raises(module.SimulatedCrash):
-        first.confirm("u", "approve")  # try 1: lost, retried; try 2: the process "stops"
+        first.confirm_current("u", "approve")  # try 1: lost, retried; try 2: the process "stops"
 
     second = project.agent(clock=FakeClock())  # another worker, the same record
     reply = second.pending("u")
@@ -347,7 +347,7 @@ def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(
     module.PLAN["stamp_form"] = ["error"]
     module.PLAN["free_slot"] = ["crash_after"]
     with pytest.raises(module.SimulatedCrash):
-        second.confirm("u", "approve")  # the undo ran, and its process stopped after
+        second.confirm_current("u", "approve")  # the undo ran, and its process stopped after
     third = project.agent(clock=FakeClock())
     reply = third.resume("u")
     assert reply is not None and reply.state == "rolled_back"
@@ -369,7 +369,7 @@ def test_an_answer_meant_for_a_question_that_moved_on_is_refused(
     shown = first.chat(turn(("book_slot", 1), ("charge_card", 2)), user="u").waiting[0]
     assert second.confirm("u", "approve", question=shown).waiting[0].tool == "charge_card"
     before = first.store.load("u")
-    with pytest.raises(AnswerError, match="no longer waits; another answer came first"):
+    with pytest.raises(AnswerError, match="no longer waits; nothing was changed"):
         first.confirm("u", "approve", question=shown)
     assert first.store.load("u") == before
     for opened in project.agents:

@@ -162,7 +162,7 @@ def test_every_write_that_ran_is_undone_once_or_listed_and_nothing_else_is_calle
     )
     while reply.waiting:
         answer = given_answers.pop(0) if given_answers else "approve"
-        reply = agent.confirm(user, answer)
+        reply = agent.confirm_current(user, answer)
 
     calls, failed, ran = _expected(plan, failing, answers)
     assert calls == module.CALLS  # nothing else was called, in this order

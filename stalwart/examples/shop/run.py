@@ -13,7 +13,8 @@ desk = Agent.from_file("agent.yaml")
 def order(turn: str, user: str) -> Reply:
     reply = desk.chat(turn, user=user)
     while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = desk.confirm(user, "approve")  # the person approves each write as it comes
+        # The person approves each write as it comes; the answer names the question it answers.
+        reply = desk.confirm(user, "approve", question=reply.waiting[0])
     return reply
 
 

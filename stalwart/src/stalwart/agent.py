@@ -38,6 +38,7 @@ from .errors import (
     NotYourSession,
     QuestionPending,
     RewindRefused,
+    StaleAnswer,
 )
 from .models import DEFAULT_PRICES, Model, ModelProgress, load_model
 from .policy import operator_token
@@ -187,33 +188,46 @@ class Agent:
                 run = runs.start(ledger, self._context, turn, steps)
             return _reply(ledger, run)
 
-    def confirm(
-        self,
-        user: str,
-        answer: str,
-        *,
-        session: str | None = None,
-        question: Waiting | None = None,
-    ) -> Reply:
-        """Answer the confirmation at the head of the session's questions.
-
-        With `question=` (a Waiting the caller was shown), the answer is taken only if
-        that question still waits; otherwise AnswerError, and nothing changes. Workers
-        racing on one session use it so an answer meant for one question never answers
-        the next.
-        """
-        return self._answer(user, answer, session, question, only_confirm=True)
-
     def answer(
         self,
         user: str,
         answer: str,
         *,
+        question: Waiting | str,
         session: str | None = None,
-        question: Waiting | None = None,
     ) -> Reply:
-        """Answer whatever question heads the session's questions, of any kind."""
-        return self._answer(user, answer, session, question, only_confirm=False)
+        """Answer the question the person was shown: `question` is that Waiting, or its id.
+
+        The answer is taken only if that very question still waits; otherwise
+        `StaleAnswer` (code `stale_answer`), and nothing changes. So a double click, an
+        HTTP retry or two workers racing answer a question once, never the one after it.
+        """
+        return self._answer(user, answer, session, _question_id(question), only_confirm=False)
+
+    def confirm(
+        self,
+        user: str,
+        answer: str,
+        *,
+        question: Waiting | str,
+        session: str | None = None,
+    ) -> Reply:
+        """`answer`, for a confirmation only (approve, skip, cancel all)."""
+        return self._answer(user, answer, session, _question_id(question), only_confirm=True)
+
+    def answer_current(self, user: str, answer: str, *, session: str | None = None) -> Reply:
+        """Answer whatever question waits now, unseen by this call.
+
+        Only for a caller that shows the person each question as it is asked and takes
+        their answer at once, one at a time (a script, a terminal): anything that can
+        repeat or reorder answers (a web page, a queue, several workers) names the
+        question with `answer(..., question=)` instead.
+        """
+        return self._answer(user, answer, session, None, only_confirm=False)
+
+    def confirm_current(self, user: str, answer: str, *, session: str | None = None) -> Reply:
+        """`answer_current`, for a confirmation only."""
+        return self._answer(user, answer, session, None, only_confirm=True)
 
     def pending(self, user: str, *, session: str | None = None) -> Reply | None:
         """Where the session's latest run stands, as a Reply; None for a new session.
@@ -365,18 +379,22 @@ class Agent:
         user: str,
         answer: str,
         session: str | None,
-        expected: Waiting | None,
+        expected: str | None,
         *,
         only_confirm: bool,
     ) -> Reply:
         given = answer.strip().lower() if isinstance(answer, str) else answer
         with self._session(user, session, answering=True) as ledger:
             run = ledger.latest_run()
-            if run is None or run.state not in runs.ASKING or run.question is None:
+            waits = run is not None and run.state in runs.ASKING and run.question is not None
+            if not waits:
+                if expected is not None:
+                    raise StaleAnswer(texts.question_gone(expected, None))
                 raise AnswerError(texts.nothing_waiting(ledger.session.session))
+            assert run is not None and run.question is not None
             waiting = Waiting.from_record(run.question)
-            if expected is not None and _asked(expected) != _asked(waiting):
-                raise AnswerError(texts.question_moved_on(expected.text, waiting.text))
+            if expected is not None and expected != waiting.id:
+                raise StaleAnswer(texts.question_gone(expected, waiting))
             if only_confirm and waiting.kind != "confirm":
                 raise AnswerError(texts.not_a_confirmation(waiting.kind))
             if given not in waiting.answers:
@@ -454,9 +472,13 @@ def recorded_calls(calls: Sequence[CallRow]) -> list[RecordedCall]:
 _PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})
 
 
-def _asked(waiting: Waiting) -> tuple[str, str, int, str | None]:
-    """What identifies a question: its run, kind, step and call."""
-    return (waiting.run, waiting.kind, waiting.step, waiting.call)
+def _question_id(question: Waiting | str) -> str:
+    """The id an answer names: a Waiting's, or an id given as it is."""
+    if isinstance(question, Waiting):
+        return question.id
+    if isinstance(question, str) and question:
+        return question
+    raise AnswerError(texts.question_not_named(question))
 
 
 def _reply(ledger: Ledger, run: RunRow) -> Reply:

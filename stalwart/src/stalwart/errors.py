@@ -299,7 +299,8 @@ class UndoGaveUp(StalwartError):
 
 
 class StaleAnswer(AnswerError):
-    """An answer to a question that no longer waits (a stale page's button); nothing changed."""
+    """An answer to a question that no longer waits: answered already, or moved on (a stale
+    page's button, a double click, an HTTP retry, a second worker). Nothing changed."""
 
     code = ErrorCode.STALE_ANSWER
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,10 @@ class Waiting:
     the run it is about; `call` the recorded call it is about, once there is one;
     `sources`, on a confirmation of a step a model chose, where each argument came from
     ("turn", "step <n> (<tool>)" or "model").
+
+    `id` names this asking of the question and no other (`question_id`): every answer
+    names the question it answers by it (`Agent.answer(..., question=waiting)` or its
+    id), so an answer meant for one question never answers the next.
     """
 
     kind: str
@@ -29,10 +34,16 @@ class Waiting:
     step: int
     call: str | None = None
     sources: dict[str, str] | None = None
+    id: str = ""  # set from the rest when not given: see question_id
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            object.__setattr__(self, "id", question_id(self.run, self.step, self.kind, self.text))
 
     @classmethod
     def from_record(cls, question: dict[str, Any]) -> Waiting:
         return cls(
+            id=question.get("id") or "",
             kind=question["kind"],
             tool=question["tool"],
             args=dict(question["args"]),
@@ -54,10 +65,23 @@ class Waiting:
             "run": self.run,
             "step": self.step,
             "call": self.call,
+            "id": self.id,
         }
         if self.sources is not None:
             record["sources"] = self.sources
         return record
+
+
+def question_id(run: str, step: int, kind: str, text: str) -> str:
+    """A question's id: `<run>/<step>/<kind>/<digest>`, the digest over what it asks.
+
+    A step is confirmed once and a call's outcome asked once, so run, step and kind name
+    those; an undo that fails again is asked again with a new count of tries in its text,
+    so the digest of the text tells the second asking from the first. The same question
+    read back in any process has the same id.
+    """
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{run}/{step}/{kind}/{digest}"
 
 
 @dataclass(frozen=True)

@@ -285,10 +285,16 @@ def not_a_confirmation(kind: str) -> str:
     return f"The question waiting is of kind {kind!r}, not a confirmation; use answer()."
 
 
-def question_moved_on(asked: str, waiting: str) -> str:
+def question_gone(asked: str, waiting: Any) -> str:
+    """A stale answer: `asked` the id it named; `waiting` the Waiting now asked, or None."""
+    now = f"Waiting now: {waiting.text!r} (id {waiting.id})." if waiting else "Nothing waits now."
+    return f"The question answered ({asked}) no longer waits; nothing was changed. {now}"
+
+
+def question_not_named(question: object) -> str:
     return (
-        f"The question answered ({asked!r}) no longer waits; another answer came first. "
-        f"Waiting now: {waiting!r}."
+        f"An answer names the question it answers: question= takes the Waiting shown, or its "
+        f"id; got {question!r}."
     )
 
 
