@@ -325,7 +325,7 @@ def test_a_run_gives_the_tool_typed_values_and_its_undo_typed_results(
     agent, module = typed_agent
     reply = agent.chat("please book the slot", user="u")
     assert reply.waiting[0].kind == "confirm"
-    reply = agent.confirm("u", "approve")
+    reply = agent.confirm_current("u", "approve")
     assert reply.state == "rolled_back", reply.text
     (book_name, book_args), (undo_name, undo_args) = module.CALLS
     assert book_name == "book" and undo_name == "unbook"
