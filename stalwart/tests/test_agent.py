@@ -116,6 +116,35 @@ def test_an_irreversible_write_is_confirmed_with_its_warnings(garden: Garden) ->
     )
 
 
+def test_the_atomic_run_sentence_shows_only_where_another_write_would_be_undone(
+    garden: Garden,
+) -> None:
+    project, agent = garden
+    plain = "Run ring_bell(order={})?\nNothing can undo this step once it runs."
+    # Two irreversible writes in one turn: nothing in the run could ever be undone.
+    twice = agent.chat("ring the bell for order 1, then ring the bell for order 2", user="a")
+    assert twice.waiting[0].text == plain.format(1)
+    assert agent.confirm("a", "approve", question=twice.waiting[0]).waiting[0].text == (
+        plain.format(2)
+    )
+    # A later write with no undo is not undone either.
+    unundoable = agent.chat("ring the bell for order 3, then water the lawn for order 3", user="b")
+    assert unundoable.waiting[0].text == plain.format(3)
+    # An earlier write that would be undone makes it, and so does a later one.
+    for user, turn in (
+        ("c", "paint the fence for order 4, then ring the bell for order 4"),
+        ("d", "ring the bell for order 4, then water the lawn for order 4, "
+              "then plant a tree for order 4"),
+    ):  # fmt: skip
+        reply = agent.chat(turn, user=user)
+        while reply.waiting[0].tool != "ring_bell":
+            reply = agent.confirm(user, "approve", question=reply.waiting[0])
+        assert reply.waiting[0].text == (
+            "Run ring_bell(order=4)? Nothing undoes this step, and the steps after it cannot "
+            "undo it.\nNothing can undo this step once it runs."
+        )
+
+
 def test_a_failing_tool_rolls_back_last_write_first_and_lists_the_irreversible(
     garden: Garden,
 ) -> None:

@@ -290,11 +290,13 @@ def others_would_be_undone(
 ) -> bool:
     """Whether a step's confirmation says the chapter's sentence for a run in which other
     writes would be undone: a write with an undo took effect before it (`earlier`: the
-    run's writes that took effect), or a write comes after it (`later`: the run's steps
-    after it), or a model may still choose more steps. `stalwart verify` asks the same."""
+    run's writes that took effect), or a write with an undo comes after it (`later`: the
+    run's steps after it), or a model may still choose more steps. An irreversible write,
+    or one that declares no undo, is never undone, so two of them in one run do not make
+    it. `stalwart verify` asks the same."""
     return (
         any(spec.writes and spec.undo is not None for spec in earlier)
-        or any(spec.writes for spec in later)
+        or any(spec.writes and spec.undo is not None for spec in later)
         or model_run
     )
 
