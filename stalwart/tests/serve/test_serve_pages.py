@@ -25,7 +25,7 @@ def csrf_of(html: str) -> str:
 
 
 def question_id_of(html: str) -> str:
-    found = re.search(r'name="question_id" value="([0-9a-f]+)"', html)
+    found = re.search(r'name="question_id" value="([^"]+)"', html)
     assert found is not None
     return found.group(1)
 
