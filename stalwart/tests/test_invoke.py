@@ -201,7 +201,7 @@ def test_a_write_past_its_timeout_is_in_doubt_and_a_person_is_asked(
     [call] = agent.record("u")
     assert call.status == "in_doubt" and call.tries == 1
     assert call.error == "ToolTimeout: paint_fence took longer than its timeout of 0.05 seconds"
-    reply = agent.answer("u", "happened")
+    reply = agent.answer_current("u", "happened")
     assert reply.state == "done"
 
 
