@@ -1,9 +1,11 @@
 """The embedded record: one SQLite file in WAL mode, every commit fsync'd.
 
-Locking a session takes an exclusive `flock` on a small file named by the database's
-path and the session (under `<tmp>/stalwart-locks/`), so it holds across processes and
-is released by the kernel if its holder dies. An in-memory database (":memory:") lives
-and locks in-process.
+Locking a session takes an exclusive `flock` on a small file named by the session, in a
+folder beside the database (`<database>.locks/`): every process that opens the database
+finds the same file, whatever its temp folder (systemd's PrivateTmp, containers sharing a
+volume), and the kernel releases the lock if its holder dies. A lock not had within
+`lock_wait_secs` raises `SessionBusy`. An in-memory database (":memory:") lives and locks
+in-process.
 """
 
 from __future__ import annotations
@@ -12,14 +14,15 @@ import fcntl
 import hashlib
 import os
 import sqlite3
-import tempfile
 import threading
+import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import SessionBusy
 from .base import Changes, SessionRecord
 from .schema import (
     ADDED_COLUMNS,
@@ -127,8 +130,13 @@ _SELECTS = {
 class SQLiteStore:
     """The `Store` protocol on one SQLite file (or ":memory:")."""
 
-    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self, path: str | Path, *, busy_timeout_ms: int = 30_000, lock_wait_secs: float = 30.0
+    ) -> None:
+        if not lock_wait_secs > 0:
+            raise ValueError(f"lock_wait_secs must be more than 0; got {lock_wait_secs!r}")
         self.path = str(path)
+        self.lock_wait_secs = lock_wait_secs
         self.commits = 0
         self._memory = self.path == ":memory:"
         self._guard = threading.RLock()
@@ -139,8 +147,7 @@ class SQLiteStore:
         if not self._memory:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
-        database = hashlib.sha256(os.path.realpath(self.path).encode("utf-8")).hexdigest()[:24]
-        self._lock_folder = os.path.join(tempfile.gettempdir(), "stalwart-locks", database)
+        self._lock_folder = lock_folder(self.path)
         if not self._memory:
             os.makedirs(self._lock_folder, exist_ok=True)
         with self._guard:
@@ -194,26 +201,50 @@ class SQLiteStore:
 
     @contextmanager
     def lock(self, session: str) -> Iterator[None]:
+        deadline = time.monotonic() + self.lock_wait_secs
         with self._guard:
             thread_lock = self._thread_locks.setdefault(session, threading.Lock())
-        with thread_lock:
+        if not thread_lock.acquire(timeout=self.lock_wait_secs):
+            raise self._busy(session)
+        try:
             if self._memory:
                 yield
                 return
             descriptor = self._open_lock_file(session)
             try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX)
+                self._flock(descriptor, session, deadline)
                 try:
                     yield
                 finally:
                     fcntl.flock(descriptor, fcntl.LOCK_UN)
             finally:
                 os.close(descriptor)
+        finally:
+            thread_lock.release()
+
+    def _flock(self, descriptor: int, session: str, deadline: float) -> None:
+        """Take the flock, waiting at most until `deadline` (the kernel has no timed flock,
+        so a busy lock is polled; the first try costs nothing when it is free)."""
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise self._busy(session) from None
+                time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+                pause = min(pause * 2, 0.05)
+
+    def _busy(self, session: str) -> SessionBusy:
+        return SessionBusy(
+            f"session {session!r} is being advanced by another worker "
+            f"(waited {self.lock_wait_secs:g}s)"
+        )
 
     def _open_lock_file(self, session: str) -> int:
-        # Beside the machine's temp files, not the database: nothing lands in a project's
-        # folder, and every process on the machine finds the same file for a session.
-        # The folder is made once per store, and again only if it went (a temp cleaner).
+        # Beside the database, so every process that opens it finds the same file. The
+        # folder is made once per store, and again only if it went.
         path = os.path.join(self._lock_folder, hashlib.sha256(session.encode()).hexdigest()[:32])
         try:
             return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -237,6 +268,12 @@ class SQLiteStore:
     def _select(self, row_type: type[Row], session: str) -> list[Row]:
         found = self._db.execute(_SELECTS[row_type], (session,))
         return [from_values(row_type, values) for values in found]
+
+
+def lock_folder(database: str) -> str:
+    """Where a database's session locks live: a folder beside it, named after it."""
+    real = os.path.realpath(database)
+    return os.path.join(os.path.dirname(real), os.path.basename(real) + ".locks")
 
 
 def _by_table(changes: Changes) -> list[tuple[type, list[Any]]]:

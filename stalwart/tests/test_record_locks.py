@@ -1,0 +1,123 @@
+"""SQLite's session locks live beside the database, and have a wait limit (SessionBusy).
+
+Workers whose temp folders differ (systemd's PrivateTmp, containers sharing a volume)
+must still exclude each other: the tests run real processes, each with its own TMPDIR.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from stalwart import SessionBusy
+from stalwart.record.sqlite import SQLiteStore, lock_folder
+
+HOLD = (
+    "import sys, time\n"
+    "from stalwart.record.sqlite import SQLiteStore\n"
+    "s = SQLiteStore(sys.argv[1])\n"
+    "with s.lock('u-17'):\n"
+    "    print('held', flush=True)\n"
+    "    sys.stdin.readline()\n"  # held until the test says so
+)
+TAKE = (
+    "import sys\n"
+    "from stalwart import SessionBusy\n"
+    "from stalwart.record.sqlite import SQLiteStore\n"
+    "s = SQLiteStore(sys.argv[1], lock_wait_secs=float(sys.argv[2]))\n"
+    "try:\n"
+    "    with s.lock('u-17'):\n"
+    "        print('got it', flush=True)\n"
+    "except SessionBusy as busy:\n"
+    "    print(busy.code, flush=True)\n"
+)
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    tmp.mkdir(exist_ok=True)
+    return {**os.environ, "TMPDIR": str(tmp)}
+
+
+def test_workers_with_different_temp_folders_exclude_each_other(tmp_path: Path) -> None:
+    database = tmp_path / "shared" / "record.sqlite"
+    database.parent.mkdir()
+    SQLiteStore(database).close()
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(database)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path / "tmp-a"),
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+            taker = subprocess.run(
+                [sys.executable, "-c", TAKE, str(database), "0.3"],
+                capture_output=True,
+                text=True,
+                env=_env(tmp_path / "tmp-b"),
+                timeout=60,
+            )
+            assert taker.stdout.strip() == "session_busy", taker.stderr
+            assert holder.stdin is not None
+            holder.stdin.write("release\n")
+            holder.stdin.flush()
+            holder.wait(30)
+        finally:
+            holder.kill()
+    after = subprocess.run(
+        [sys.executable, "-c", TAKE, str(database), "5"],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path / "tmp-c"),
+        timeout=60,
+    )
+    assert after.stdout.strip() == "got it", after.stderr
+
+
+def test_the_locks_are_beside_the_database_not_in_the_temp_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "elsewhere"))
+    database = tmp_path / "record.sqlite"
+    store = SQLiteStore(database)
+    with store.lock("u-17"):
+        pass
+    store.close()
+    assert lock_folder(str(database)) == str(tmp_path / "record.sqlite.locks")
+    assert len(list((tmp_path / "record.sqlite.locks").iterdir())) == 1
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_lock_held_past_the_wait_limit_raises_session_busy_in_one_process(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "record.sqlite", lock_wait_secs=0.2)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.lock("u-17"):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert held.wait(10)
+    with pytest.raises(SessionBusy) as busy, store.lock("u-17"):
+        pass
+    assert busy.value.code == "session_busy"
+    release.set()
+    holder.join(10)
+    with store.lock("u-17"):
+        pass
+    store.close()
+
+
+def test_the_wait_limit_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="lock_wait_secs"):
+        SQLiteStore(tmp_path / "record.sqlite", lock_wait_secs=0)
