@@ -103,7 +103,7 @@ def test_the_token_never_reaches_the_record_or_a_log(
         agent.operator_undo("u", token=TOKEN[:-1])
     agent.operator_undo("u", token=TOKEN)
     agent.close()
-    files = [p for p in tmp_path.iterdir() if p.name.startswith("record.sqlite")]
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("record.sqlite") and p.is_file()]
     assert files, "the record is on disk"
     for path in files:
         assert TOKEN.encode() not in path.read_bytes()
