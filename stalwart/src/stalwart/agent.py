@@ -363,6 +363,7 @@ class Agent:
 
     def close(self) -> None:
         self.store.close()
+        self.config.project.close()  # its mcp: servers
         if self.model is not None and self._owns_model:
             self.model.close()
 

@@ -49,6 +49,7 @@ class ErrorCode(StrEnum):
     NOT_SIGNED_IN = "not_signed_in"
     CSRF_REFUSED = "csrf_refused"
     SESSION_NOT_FOUND = "session_not_found"
+    MCP_TOOL_FAILED = "mcp_tool_failed"
 
 
 class StalwartError(Exception):
@@ -279,6 +280,14 @@ class ToolSourceError(StalwartError):
     ConfigError at the source's key."""
 
     code = ErrorCode.TOOL_SOURCE
+
+
+class McpToolError(StalwartError):
+    """An MCP server's tool failed: its result said `isError: true`, the server refused
+    the call, or the server could not be started again before it was sent. Not in doubt:
+    the server said what happened, or nothing was sent."""
+
+    code = ErrorCode.MCP_TOOL_FAILED
 
 
 class UndoGaveUp(StalwartError):

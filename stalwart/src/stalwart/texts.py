@@ -36,6 +36,8 @@ UNDO_ANSWERS: tuple[str, ...] = (RETRY, DONE_BY_HAND, ABANDON)
 
 IRREVERSIBLE_WARNING = "Nothing can undo this step once it runs."
 IRREVERSIBLE_IN_ATOMIC_RUN = "Nothing undoes this step, and the steps after it cannot undo it."
+# Under the confirmation of an MCP tool whose server hints it is destructive (its word).
+DESTRUCTIVE_HINT = "Its MCP server says this tool may destroy or overwrite data."
 
 
 def call_text(tool: str, args: Mapping[str, Any]) -> str:
@@ -66,8 +68,10 @@ def confirm_question(
     irreversible: bool,
     in_atomic_run: bool,
     sources: Mapping[str, str] | None = None,
+    destructive: bool = False,
 ) -> str:
-    """The confirmation a write waits on; an irreversible one carries its warning under it.
+    """The confirmation a write waits on; an irreversible one carries its warning under it,
+    a destructive MCP tool its server's hint.
 
     `sources`, for a step a model chose, says where each argument came from, on a line of
     its own under the question.
@@ -77,6 +81,8 @@ def confirm_question(
         question += f" {IRREVERSIBLE_IN_ATOMIC_RUN}"
     if sources:
         question += f"\n{provenance_line(sources)}"
+    if destructive:
+        question += f"\n{DESTRUCTIVE_HINT}"
     if irreversible:
         question += f"\n{IRREVERSIBLE_WARNING}"
     return question
@@ -720,6 +726,15 @@ LINT_TEXTS: Mapping[str, str] = {
 
 # stalwart's own lints, beyond the chapter's eight.
 EXTRA_LINT_TEXTS: Mapping[str, str] = {
+    "read_from_hint": (
+        "a read only because its MCP server hints readOnlyHint, so it runs unconfirmed; "
+        "say writes: true or false under its name"
+    ),
+    "retry_safe_from_hint": (
+        "retry-safe only because its MCP server hints idempotentHint, so it is resent "
+        "after an ambiguous failure; say retry_safe: under its name"
+    ),
+    "binding_not_in_schema": "{argument} <- {source}, which its schema does not have",
     "write_without_confirmation": (
         "a write that asks for no confirmation (confirm: false), though every write is "
         "confirmed by a person"

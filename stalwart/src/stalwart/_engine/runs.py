@@ -31,6 +31,7 @@ from ..record.ledger import Ledger
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from ..replies import Waiting
 from ..tools import ToolSpec
+from ..tools.mcp import destructive
 from . import model_loop
 from .calls import as_current, finish, step_row, step_sources, typed_args
 from .context import RunContext
@@ -264,6 +265,7 @@ def _confirmation(
             irreversible=spec.irreversible,
             in_atomic_run=_others_would_be_undone(ledger, context, run, index),
             sources=sources,
+            destructive=destructive(spec),
         ),
         answers=texts.CONFIRM_ANSWERS,
         run=run.run_id,

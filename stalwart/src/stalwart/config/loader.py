@@ -54,6 +54,7 @@ YAML with its positions and refuses a key said twice; this module assembles the 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import types
 import typing
@@ -71,6 +72,7 @@ from stalwart.models.options import ModelOptions, check_options
 from stalwart.models.pricing import Price, PriceTable
 from stalwart.policy.rulebook import Rulebook, load_rulebook
 from stalwart.tools import ToolSpec, UndoSpec, parse_undo
+from stalwart.tools.mcp import McpConnection, McpServer, McpToolSpec, mcp_source
 from stalwart.tools.sources import MODULE_NAME, SOURCE_KEYS, python_source, unload_python_sources
 
 from .yamldoc import Loc, YamlDocument
@@ -110,6 +112,12 @@ class ProjectConfig:
     modules: tuple[str, ...]  # the python: sources, in the order listed
     prices: Mapping[str, Price] = field(default_factory=dict)  # by "provider:model"
     serve: ServeConfig = field(default_factory=ServeConfig)  # the `serve:` block
+    connections: tuple[McpConnection, ...] = ()  # the mcp: sources' servers, held open
+
+    def close(self) -> None:
+        """Stop the `mcp:` sources' servers (those started) and close their sessions."""
+        for connection in self.connections:
+            connection.close()
 
     @property
     def folder(self) -> Path:
@@ -235,6 +243,22 @@ class _RawSource(_Raw):
     python: str
 
 
+class _RawMcp(_Raw):
+    command: list[str] | None = None
+    url: str | None = None
+    env: dict[str, str] = {}
+    headers: dict[str, str] = {}
+    prefix: str = ""
+    timeout: float | None = None
+
+
+class _RawMcpSource(_Raw):
+    mcp: _RawMcp
+
+
+_ENV_VALUE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
 # --- loading --------------------------------------------------------------------------
 
 
@@ -244,11 +268,20 @@ class _Loader:
         self.file = str(source)
         self.folder = source.parent
         self.document = YamlDocument(self.file, text)
+        self.connections: list[McpConnection] = []
 
     def error(self, loc: Loc, expected: str, *, at_key: bool = False) -> ConfigError:
         return self.document.error(loc, expected, at_key=at_key)
 
     def load(self) -> ProjectConfig:
+        try:
+            return self._load()
+        except BaseException:
+            for connection in self.connections:  # a bad file leaves no server running
+                connection.close()
+            raise
+
+    def _load(self) -> ProjectConfig:
         data = self._parse_yaml()
         if isinstance(data, dict) and "operator_token_env" in data:
             # The old key named the variable the token was compared with, so whoever set
@@ -257,8 +290,8 @@ class _Loader:
         raw = self._validate(_RawFile, data, ())
         if not raw.agents:
             raise self.error(("agents",), "expected at least one agent")
-        modules, facts = self._read_tool_items(raw.tools)
-        catalogue = self._catalogue(modules, facts)
+        modules, servers, facts = self._read_tool_items(raw.tools)
+        catalogue = self._catalogue(modules, servers, facts)
         rulebook = self._rulebook(raw.rulebook, catalogue)
         record = self._record(raw.record)
         operator_token = self._operator_token(raw.operator_token)
@@ -274,6 +307,7 @@ class _Loader:
             modules=tuple(name for _, name in modules),
             prices=types.MappingProxyType(self._prices(raw.prices)),
             serve=serve_config(raw.serve, self.folder),
+            connections=tuple(self.connections),
         )
         for name, raw_agent in raw.agents.items():
             agents[name] = self._agent(name, raw_agent, project)
@@ -320,15 +354,19 @@ class _Loader:
 
     def _read_tool_items(
         self, items: list[dict[str, Any]]
-    ) -> tuple[list[tuple[Loc, str]], list[tuple[Loc, str, _RawFacts]]]:
+    ) -> tuple[
+        list[tuple[Loc, str]], list[tuple[Loc, McpServer]], list[tuple[Loc, str, _RawFacts]]
+    ]:
         modules: list[tuple[Loc, str]] = []
+        servers: list[tuple[Loc, McpServer]] = []
         facts: list[tuple[Loc, str, _RawFacts]] = []
         for index, item in enumerate(items):
             loc: Loc = ("tools", index)
             if len(item) != 1:
                 raise self.error(
                     loc,
-                    "expected one key: 'python: <module>', or a tool's name with its facts",
+                    "expected one key: 'python: <module>', 'mcp: {command: [...]} or "
+                    "{url: ...}', or a tool's name with its facts",
                 )
             (key,) = item
             if key in SOURCE_KEYS:
@@ -336,13 +374,62 @@ class _Loader:
                 if not MODULE_NAME.match(module):
                     raise self.error((*loc, key), f"expected a module name, got {module!r}")
                 modules.append(((*loc, key), module))
+            elif key == "mcp":
+                servers.append(((*loc, key), self._mcp_server(item, loc)))
             else:
                 raw = self._validate(_RawFacts, item[key] or {}, (*loc, key))
                 facts.append(((*loc, key), key, raw))
-        return modules, facts
+        return modules, servers, facts
+
+    def _mcp_server(self, item: dict[str, Any], loc: Loc) -> McpServer:
+        raw = self._validate(_RawMcpSource, item, loc).mcp
+        at: Loc = (*loc, "mcp")
+        if (raw.command is None) == (raw.url is None):
+            raise self.error(at, "expected either command: [program, args...] (stdio) "
+                             "or url: http://... (streamable HTTP)")  # fmt: skip
+        if raw.command is not None and not raw.command:
+            raise self.error((*at, "command"), "expected the program to start, then its arguments")
+        if raw.url is not None and not raw.url.startswith(("http://", "https://")):
+            raise self.error((*at, "url"), f"expected an http:// or https:// URL, got {raw.url!r}")
+        if raw.command is None and raw.env:
+            raise self.error((*at, "env"), "env is for a command; a url takes headers", at_key=True)
+        if raw.url is None and raw.headers:
+            raise self.error((*at, "headers"), "headers are for a url; a command takes env",
+                             at_key=True)  # fmt: skip
+        if raw.prefix and not _NAME.match(raw.prefix):
+            raise self.error((*at, "prefix"), f"expected letters, digits, '_' and '-', "
+                             f"got {raw.prefix!r}")  # fmt: skip
+        if raw.timeout is not None and raw.timeout <= 0:
+            raise self.error((*at, "timeout"), "expected seconds, more than 0")
+        return McpServer(
+            command=tuple(raw.command or ()),
+            url=raw.url,
+            env=self._from_environment(raw.env, (*at, "env")),
+            headers=self._from_environment(raw.headers, (*at, "headers")),
+            prefix=raw.prefix,
+            cwd=self.folder,
+            **({"timeout": raw.timeout} if raw.timeout is not None else {}),
+        )
+
+    def _from_environment(self, values: dict[str, str], loc: Loc) -> dict[str, str]:
+        """Each value with its `$NAME` (or `${NAME}`) read from the environment."""
+        read: dict[str, str] = {}
+        for key, value in values.items():
+
+            def variable(match: re.Match[str], key: str = key) -> str:
+                name = match.group(1) or match.group(2)
+                if name not in os.environ:
+                    raise self.error((*loc, key), f"${name} is not set in the environment")
+                return os.environ[name]
+
+            read[key] = _ENV_VALUE.sub(variable, value)
+        return read
 
     def _catalogue(
-        self, modules: list[tuple[Loc, str]], facts: list[tuple[Loc, str, _RawFacts]]
+        self,
+        modules: list[tuple[Loc, str]],
+        servers: list[tuple[Loc, McpServer]],
+        facts: list[tuple[Loc, str, _RawFacts]],
     ) -> dict[str, ToolSpec]:
         catalogue: dict[str, ToolSpec] = {}
         provider: dict[str, str] = {}
@@ -361,6 +448,22 @@ class _Loader:
                     )
                 catalogue[tool_name] = spec
                 provider[tool_name] = name
+                said_at[tool_name] = loc
+        for loc, server in servers:
+            try:
+                connection, served = mcp_source(server)
+            except ToolSourceError as error:
+                raise self.error(loc, str(error)) from None
+            self.connections.append(connection)
+            for tool_name, spec in served.items():
+                if tool_name in catalogue:
+                    raise self.error(
+                        loc,
+                        f"tool {tool_name!r} is provided by both {provider[tool_name]!r} and "
+                        f"{server.describe()!r}; a prefix: keeps them apart",
+                    )
+                catalogue[tool_name] = spec
+                provider[tool_name] = server.describe()
                 said_at[tool_name] = loc
         said_twice = _first_repeat([tool_name for _, tool_name, _ in facts])
         if said_twice is not None:
@@ -396,6 +499,11 @@ class _Loader:
                 changes["undo"] = None
         if raw.confirm is not None:
             changes["extra"] = {**spec.extra, "confirm": raw.confirm}
+        if isinstance(spec, McpToolSpec):
+            # What agent.yaml said of a server's tool, so the lints know what is hint alone.
+            said = [fact for fact in ("writes", "retry_safe") if getattr(raw, fact) is not None]
+            mcp = {**spec.extra["mcp"], "said": tuple(said)}
+            changes["extra"] = {**changes.get("extra", spec.extra), "mcp": mcp}
         try:
             laid = dataclasses.replace(spec, **changes)
         except ToolDefinitionError as error:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from .. import texts
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus
 from ..tools import IDEMPOTENCY_KEY_PARAM, ToolSpec, UndoSpec
+from ..tools.paths import parse_path, resolve
 from .rulebook import PastCall
 
 
@@ -159,8 +160,8 @@ def _unbound(undo: str, argument: str, source: str, write: CallRow) -> str:
 
 def _resolve(source: str, write: CallRow) -> tuple[bool, Any]:
     """The value a binding names in the write's record: (found, value)."""
-    where, name = UndoSpec.parse_source(source)
-    values = write.args if where == "args" else write.result
-    if not isinstance(values, Mapping) or name not in values:
+    where, path = UndoSpec.parse_source(source)
+    steps = parse_path(path)
+    if steps is None:
         return False, None
-    return True, values[name]
+    return resolve(write.args if where == "args" else write.result, steps)

@@ -47,6 +47,8 @@ from pydantic import BaseModel
 from stalwart import texts
 from stalwart.config import AgentConfig, ProjectConfig, confirms
 from stalwart.tools import ToolSpec, UndoSpec
+from stalwart.tools.mcp import result_schema
+from stalwart.tools.paths import in_schema, parse_path
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,10 @@ def undo_bindings(write: ToolSpec, undo: ToolSpec) -> list[Binding]:
             continue
         if param.name in explicit:
             source = explicit[param.name]
-            kind, name = UndoSpec.parse_source(source)
-            found = write.param(name) is not None if kind == "args" else _has(fields, name)
+            kind, path = UndoSpec.parse_source(source)
+            steps = parse_path(path) or (path,)
+            head = str(steps[0])  # deeper steps are binding_not_in_schema's
+            found = write.param(head) is not None if kind == "args" else _has(fields, head)
             bindings.append(Binding(param.name, source if found else None, source))
         elif write.param(param.name) is not None:
             bindings.append(Binding(param.name, f"$args.{param.name}", ""))
@@ -210,7 +214,41 @@ def compensation_out_of_reach(spec: ToolSpec, context: _Context) -> Iterator[Lin
         )
 
 
+def read_from_hint(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    """An MCP tool taken as a read on its server's word alone (hints are untrusted)."""
+    if _from_hint(spec, "writes") and not spec.writes:
+        yield context.lint("read_from_hint", spec)
+
+
+def retry_safe_from_hint(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    """An MCP write retry-safe on its server's word alone."""
+    if spec.writes and spec.retry_safe and _from_hint(spec, "retry_safe"):
+        yield context.lint("retry_safe_from_hint", spec)
+
+
+def binding_not_in_schema(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    """An explicit undo binding whose path the write's schema (arguments or result)
+    does not have; one lint per binding."""
+    if spec.undo is None or not spec.undo.args:
+        return
+    for argument, source in spec.undo.args.items():
+        kind, path = UndoSpec.parse_source(source)
+        steps = parse_path(path) or (path,)
+        schema = spec.json_schema() if kind == "args" else result_schema(spec)
+        if in_schema(schema, steps[:1]) and not in_schema(schema, steps):
+            yield context.lint("binding_not_in_schema", spec, argument=argument, source=source)
+
+
+def _from_hint(spec: ToolSpec, fact: str) -> bool:
+    """Whether an MCP tool's fact came from its server's hints, agent.yaml silent on it."""
+    said = spec.extra.get("mcp")
+    return isinstance(said, dict) and fact not in said.get("said", ())
+
+
 LINTS: tuple[Callable[[ToolSpec, _Context], Iterator[Lint]], ...] = (
+    read_from_hint,
+    retry_safe_from_hint,
+    binding_not_in_schema,
     write_without_compensation,
     write_not_retry_safe,
     irreversible_without_confirmation,

@@ -30,7 +30,10 @@ from .boundary import ParamType
 IDEMPOTENCY_KEY_PARAM = "idempotency_key"
 
 _MARK = "__stalwart_tool__"
-_BINDING = re.compile(r"^\$(args|result)\.([A-Za-z_][A-Za-z0-9_]*)$")
+# `$args.<path>` or `$result.<path>`; the path's syntax is tools/paths.py's.
+_BINDING = re.compile(
+    r"^\$(args|result)\.([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[(?:\*|[0-9]+)\])*)$"
+)
 
 
 @dataclass(frozen=True)
