@@ -365,8 +365,7 @@ class _Loader:
             if len(item) != 1:
                 raise self.error(
                     loc,
-                    "expected one key: 'python: <module>', 'mcp: {command: [...]} or "
-                    "{url: ...}', or a tool's name with its facts",
+                    "expected one key: 'python: <module>', or a tool's name with its facts",
                 )
             (key,) = item
             if key in SOURCE_KEYS:

@@ -129,11 +129,6 @@ class McpConnection:
         future = asyncio.run_coroutine_threadsafe(self._call(name, dict(args), key), self._loop)
         try:
             result = future.result(timeout=self.server.timeout)
-        except _NotSent:
-            # The server died between calls: nothing was sent, so start it again and send.
-            with self._lock:
-                self._reopen()
-            return self.call(name, args, key)
         except concurrent.futures.TimeoutError:
             future.cancel()
             with self._lock:
@@ -150,6 +145,11 @@ class McpConnection:
                 f"{name}: the connection to the MCP server was lost during the call "
                 f"({type(error).__name__}: {error})"
             ) from None
+        if result is _NOT_SENT:
+            # The server died between calls: nothing was sent, so start it again and send.
+            with self._lock:
+                self._reopen()
+            return self.call(name, args, key)
         return _value(name, result)
 
     def close(self) -> None:
@@ -255,17 +255,16 @@ class McpConnection:
     async def _call(self, name: str, args: dict[str, Any], key: str | None) -> Any:
         session = self._session
         if session is None:
-            raise _NotSent()
+            return _NOT_SENT
         try:
             await asyncio.wait_for(session.send_ping(), _PING_TIMEOUT)
         except Exception:
-            raise _NotSent() from None
+            return _NOT_SENT
         meta: Any = {IDEMPOTENCY_META_KEY: key} if key is not None else None
         return await session.call_tool(name, args, meta=meta)
 
 
-class _NotSent(Exception):
-    """The session was found dead before the call left."""
+_NOT_SENT = object()  # the session was found dead before the call left
 
 
 def mcp_source(server: McpServer, connect: Callable[[McpServer], McpConnection] | None = None
