@@ -102,7 +102,7 @@ def desk(shop: McpShop) -> Iterator[Agent]:
 
 def approve_all(agent: Agent, reply: Reply, user: str = "u") -> Reply:
     while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = agent.confirm(user, "approve")
+        reply = agent.confirm_current(user, "approve")
     return reply
 
 
@@ -140,7 +140,7 @@ def test_a_write_is_confirmed_with_its_exact_arguments_and_sent_with_its_key(
     )  # fmt: skip
     assert waiting.text == "Run charge_card(order=4411, amount=40.0)?"
     assert shop.calls == []  # nothing is sent before the person approves
-    reply = desk.confirm("u", "approve")
+    reply = desk.confirm_current("u", "approve")
     assert reply.state == "done"
     (call,) = shop.calls
     assert call["args"] == {"order": 4411, "amount": 40.0}
@@ -191,7 +191,7 @@ def test_a_write_whose_connection_dies_mid_call_is_asked_about_and_the_server_re
     assert waiting.kind == "outcome"
     assert waiting.text.startswith("Did charge_card take effect? The call was sent and no answer")
     assert shop.names == ["charge_card"]  # not resent: it is not retry-safe
-    reply = desk.answer("u", "happened")
+    reply = desk.answer_current("u", "happened")
     assert reply.state == "done"
 
     reply = desk.chat("look up order 4411", user="u")  # the next call starts it again

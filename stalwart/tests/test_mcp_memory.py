@@ -52,7 +52,7 @@ def test_create_entities_is_undone_by_delete_entities_when_a_later_write_fails(
     try:
         reply = desk.chat("remember that order 4411 was charged", user="u")
         while reply.waiting and reply.waiting[0].kind == "confirm":
-            reply = desk.confirm("u", "approve")
+            reply = desk.confirm_current("u", "approve")
         names = [(c.tool, c.status) for c in desk.record("u")]
     finally:
         desk.close()
