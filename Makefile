@@ -40,8 +40,8 @@ demo: setup $(NPM_TOOLS_DEP)
 	cd stalwart/examples/shop && ../../../$(PY) run.py
 	@echo
 	@echo "The same desk in a browser (stalwart serve, docs: stalwart/docs/serving.md):"
-	@echo "  cd stalwart/examples/shop && ../../.venv/bin/stalwart users set agent.users u-17"
-	@echo "  ../../.venv/bin/stalwart serve agent.yaml    # then open the address it prints"
+	@echo "  cd stalwart/examples/shop && ../../../.venv/bin/stalwart users set agent.users u-17"
+	@echo "  ../../../.venv/bin/stalwart serve agent.yaml    # then open the address it prints"
 	$(PY) radian/examples/demo.py
 	$(PY) radian/examples/gate_demo.py
 	$(PY) radian/examples/claude_demo.py
