@@ -94,10 +94,12 @@ def test_the_result_carries_the_fee_its_scope_and_the_error_text() -> None:
     # another agent's cumulative usage_update cost is a session total
     other = result_line(stop_reason="end_turn", meta=None, session_id="s", session_cost_usd=1.5)
     assert (other["cost_usd"], other["cost_scope"]) == (1.5, "session_total")
-    # no cost at all: none reported, so arc adds 0 and the cost stays unknown
-    assert "cost_usd" not in result_line(
-        stop_reason="end_turn", meta={}, session_id="s", session_cost_usd=None
-    )
+    # no cost at all: none reported, so arc adds 0 and show says the cost is unknown
+    silent = result_line(stop_reason="end_turn", meta={}, session_id="s", session_cost_usd=None)
+    assert "cost_usd" not in silent
+    unknown = parse_result(json.dumps(silent))
+    assert unknown is not None and unknown.session_cost_usd is None
+    assert unknown.cost_problem == "the agent reported no cost for this prompt turn"
 
 
 def test_an_attempt_s_own_fee_is_never_differenced() -> None:

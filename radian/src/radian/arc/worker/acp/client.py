@@ -245,6 +245,8 @@ def result_line(
         result.update(cost_usd=float(fee), cost_scope="process")
     elif session_cost_usd is not None:
         result.update(cost_usd=session_cost_usd, cost_scope="session_total")
+    else:
+        result["cost_unknown"] = texts.NO_COST
     if error_text is not None:
         result["model_error"] = {"kind": None, "message": error_text}
     return result

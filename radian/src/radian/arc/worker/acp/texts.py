@@ -13,6 +13,8 @@ OUTSIDE_WORKTREE = "outside the worktree: {path}"
 OUTSIDE_WORKTREE_ERROR = "radian arc serves files inside the task's worktree only: {path}"
 COMMANDS_REFUSED_ERROR = "radian arc's [worker.permissions] refuses commands"
 
+NO_COST = "the agent reported no cost for this prompt turn"
+
 LOG_STARTED = "acp: agent {program} started (pid {pid})"
 LOG_SESSION_NEW = "acp: session/new -> {session_id}"
 LOG_SESSION_LOAD = "acp: session/load {session_id}"

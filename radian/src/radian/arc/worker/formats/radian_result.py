@@ -36,6 +36,8 @@ def parse(output: Output) -> WorkerResult | None:
         format="radian",
         raw=raw,
         cost_scope=CostScope.PROCESS if raw.get("cost_scope") == "process" else COST_SCOPE,
+        # arc's ACP client names why an agent's cost is not known (it reported none)
+        cost_problem=text_or_none(raw.get("cost_unknown")) if raw.get("cost_usd") is None else None,
     )
 
 
