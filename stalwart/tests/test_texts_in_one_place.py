@@ -1,9 +1,10 @@
-"""Every sentence a person reads lives in texts.py: the selector, the rulebook and the lints
-keep no sentences of their own."""
+"""Every sentence a person reads lives in the texts package (one module per area): the
+selector, the rulebook and the lints keep no sentences of their own."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 import pathlib
 
 import stalwart
@@ -49,3 +50,56 @@ def test_the_selectors_reasons_are_functions_of_texts() -> None:
         )
         == "its amount is 900.0, and line 6 of policy.co allows at most 500"
     )
+
+
+def defined_names(path: pathlib.Path) -> set[str]:
+    """The public names a module of the texts package defines (not the ones it imports)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = module_constants(path)
+    names.update(n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef))
+    return {name for name in names if not name.startswith("_")}
+
+
+def test_every_text_of_every_area_resolves_from_the_package() -> None:
+    """`texts.X` and `from stalwart.texts import X` reach each area's text, and no two areas
+    define the same name (one would hide the other)."""
+    areas = sorted((SRC / "texts").glob("*.py"))
+    seen: dict[str, str] = {}
+    for path in areas:
+        if path.stem in ("__init__", "serve"):
+            continue
+        module = importlib.import_module(f"stalwart.texts.{path.stem}")
+        for name in defined_names(path):
+            assert name not in seen, f"{name} is in both {seen[name]} and {path.stem}"
+            seen[name] = path.stem
+            assert getattr(texts, name) is getattr(module, name), name
+    assert len(seen) >= 135  # the 135 public names of the former texts.py, and any since
+    assert texts.serve.NOT_SIGNED_IN == "Sign in first."
+
+
+def test_every_text_the_code_names_exists() -> None:
+    """Every `texts.X` and `from ...texts import X` in the sources and the tests resolves."""
+    tests = pathlib.Path(__file__).parent
+    for path in [*SRC.rglob("*.py"), *tests.rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        # the names this file gives the run's texts package (serve's modules name theirs texts)
+        aliases = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module in ("stalwart", None, "..")
+            for alias in node.names
+            if alias.name == "texts" and (path.parent.name != "serve" or alias.asname)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("texts"):
+                package = "stalwart.texts.serve" if node.module == "serve.texts" else texts
+                for alias in node.names:
+                    assert alias.name == "serve" or hasattr(package, alias.name), (path, alias)
+            run_texts = (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            )
+            if run_texts:
+                assert isinstance(node, ast.Attribute)
+                assert hasattr(texts, node.attr), (path, node.attr)

@@ -298,7 +298,7 @@ def serve(
     """Serve CONFIG's agent: the person's pages, the inbox, the operator, the JSON API."""
     try:
         from stalwart.serve.server import run_server
-        from stalwart.serve.texts import served_at
+        from stalwart.texts.serve import served_at
     except ImportError as missing:
         click.echo(f"stalwart serve needs the serve extra: pip install 'stalwart[serve]' "
                    f"({missing})", err=True)  # fmt: skip

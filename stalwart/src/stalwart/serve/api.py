@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from ..errors import NotSignedIn
-from . import texts
+from ..texts import serve as texts
 from .auth import OPERATOR_COOKIE, USER_COOKIE, CookieLogin
 from .schemas import (
     AcceptedOut,

@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from .. import texts as run_texts
 from ..errors import NotSignedIn
-from . import texts
+from ..texts import serve as texts
 from .auth import OPERATOR_COOKIE, USER_COOKIE, CookieLogin
 from .views import Snapshot, inbox, sessions_of
 from .web import (

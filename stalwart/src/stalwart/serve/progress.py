@@ -24,7 +24,7 @@ from ..clock import Clock
 from ..record import Changes, SessionRecord, Store
 from ..record.schema import MODEL_KIND, CallStatus
 from ..texts import call_text
-from . import texts
+from ..texts import serve as texts
 
 
 class Board:

@@ -31,7 +31,8 @@ from ..errors import (
 from ..models import Model
 from ..record import SessionBusy, Store, open_store
 from ..replies import Reply
-from . import operator, texts
+from ..texts import serve as texts
+from . import operator
 from .audit import OperatorLog, open_log
 from .auth import Authenticator, CookieLogin, ProxyHeader, Signer, load_secret
 from .hooks import Callback, QuestionHook

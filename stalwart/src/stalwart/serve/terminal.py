@@ -27,7 +27,7 @@ from ..texts import (
     RETRY,
     SKIP,
 )
-from . import texts
+from ..texts import serve as texts
 
 # The key for each answer, by the kind of question.
 KEYS: Mapping[str, tuple[tuple[str, str], ...]] = {

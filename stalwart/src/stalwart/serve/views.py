@@ -14,7 +14,7 @@ from ..agent import Agent, RecordedCall, recorded_calls
 from ..errors import SessionNotFound
 from ..record.memory import Message, read_next
 from ..replies import Waiting
-from . import texts
+from ..texts import serve as texts
 from .questions import question_id
 
 

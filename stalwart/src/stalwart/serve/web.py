@@ -23,7 +23,7 @@ from ..errors import (
     StalwartError,
 )
 from ..record import SessionBusy
-from . import texts
+from ..texts import serve as texts
 from .auth import CSRF_HEADER, OPERATOR_COOKIE, CookieLogin
 from .service import Service
 

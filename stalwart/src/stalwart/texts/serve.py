@@ -1,7 +1,7 @@
 """Every sentence the interface itself shows (pages, API errors, progress, the terminal).
 
 The run's own sentences (questions, replies, the irreversible warnings) come from
-`stalwart.texts` untouched; these are the interface's, in the same voice.
+the other modules of `stalwart.texts` untouched; these are the interface's, in the same voice.
 """
 
 from __future__ import annotations

@@ -1,0 +1,53 @@
+"""The messages of errors a caller gets: a bad answer, a misplaced turn, a session
+that is not there."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+# --- errors a caller gets for a bad answer or a misplaced turn ---
+
+
+def nothing_waiting(session: str) -> str:
+    return f"Nothing in session {session!r} waits for an answer."
+
+
+def not_an_answer(answer: str, answers: Sequence[str]) -> str:
+    return f"{answer!r} is not an answer to this question; the answers are: {', '.join(answers)}."
+
+
+def not_a_confirmation(kind: str) -> str:
+    return f"The question waiting is of kind {kind!r}, not a confirmation; use answer()."
+
+
+def question_gone(asked: str, waiting: Any) -> str:
+    """A stale answer: `asked` the id it named; `waiting` the Waiting now asked, or None."""
+    now = f"Waiting now: {waiting.text!r} (id {waiting.id})." if waiting else "Nothing waits now."
+    return f"The question answered ({asked}) no longer waits; nothing was changed. {now}"
+
+
+def question_not_named(question: object) -> str:
+    return (
+        f"An answer names the question it answers: question= takes the Waiting shown, or its "
+        f"id; got {question!r}."
+    )
+
+
+def not_your_session(user: str, session: str) -> str:
+    return f"User {user!r} cannot act on session {session!r}: another user started it."
+
+
+def question_pending(session: str, question: str) -> str:
+    return f"Session {session!r} waits for an answer first: {question}"
+
+
+def no_session(session: str) -> str:
+    return f"Session {session!r} has no record for this agent."
+
+
+def rewind_refused(session: str, remaining: int) -> str:
+    return (
+        f"Session {session!r} cannot be rewound: {remaining} step(s) still need undoing "
+        "(rewind_with_pending_compensation)."
+    )

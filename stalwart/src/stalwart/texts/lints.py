@@ -1,0 +1,42 @@
+"""The registration lints' texts (tools/lints.py, stalwart lint)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# --- the registration lints (tools/lints.py, stalwart lint) ---
+
+# The chapter's table, as printed; `{...}` are its placeholders.
+LINT_TEXTS: Mapping[str, str] = {
+    "write_without_compensation": "a write neither compensated nor marked irreversible",
+    "write_not_retry_safe": "a write with no idempotency, so an ambiguous failure goes to a person",
+    "irreversible_without_confirmation": "an irreversible operation that asks for no confirmation",
+    "compensation_unknown_tool": "the compensation names '{undo}', which the catalogue lacks",
+    "compensation_not_retry_safe": "'{undo}' undoes it and is not retry-safe",
+    "compensation_unbound": "{argument} <- {source}",
+    "compensation_cycle": "its compensations return to '{at}'",
+    "compensation_out_of_reach": (
+        "agent '{agent_name}' can call it but not '{undo}', which undoes it, "
+        "so a run of that agent cannot undo it"
+    ),
+}
+
+# stalwart's own lints, beyond the chapter's eight.
+EXTRA_LINT_TEXTS: Mapping[str, str] = {
+    "read_from_hint": (
+        "a read only because its MCP server hints readOnlyHint, so it runs unconfirmed; "
+        "say writes: true or false under its name"
+    ),
+    "retry_safe_from_hint": (
+        "retry-safe only because its MCP server hints idempotentHint, so it is resent "
+        "after an ambiguous failure; say retry_safe: under its name"
+    ),
+    "binding_not_in_schema": "{argument} <- {source}, which its schema does not have",
+    "write_without_confirmation": (
+        "a write that asks for no confirmation (confirm: false), though every write is "
+        "confirmed by a person"
+    ),
+}
+
+# What `<from>` says when an argument of the undo has no source at all.
+UNBOUND_SOURCE = "nothing (no argument or result field named {argument})"

@@ -1,0 +1,73 @@
+"""The operator's texts (the token itself is never part of any text)."""
+
+from __future__ import annotations
+
+# --- the operator (the token itself is never part of any text) ---
+
+
+def operator_not_configured(path: str) -> str:
+    return (
+        f"No operator token is set: there is no verifier at {path} "
+        "(stalwart operator-token set writes one); nothing was changed."
+    )
+
+
+def operator_verifier_unreadable(path: str, detail: object) -> str:
+    return f"The operator token's verifier at {path} cannot be read ({detail}); nothing changed."
+
+
+def operator_token_wrong() -> str:
+    return "The operator token is wrong or missing; nothing was changed."
+
+
+def operator_token_env_unset(env: str) -> str:
+    return f"The variable {env} holds no operator token here; nothing was changed."
+
+
+def operator_token_empty() -> str:
+    return "An operator token cannot be empty; nothing was changed."
+
+
+def operator_token_unencodable() -> str:
+    return (
+        "The operator token has characters that cannot be encoded as UTF-8 (such as a lone "
+        "surrogate); nothing was changed."
+    )
+
+
+def operator_token_spaces() -> str:
+    return "An operator token cannot start or end with a space; nothing was changed."
+
+
+def operator_token_length(least: int, most: int) -> str:
+    return f"An operator token has from {least} to {most} characters; nothing was changed."
+
+
+def operator_tokens_differ() -> str:
+    return "The two tokens differ; nothing was changed."
+
+
+def operator_token_set(path: str) -> str:
+    return f"The operator token is set: its verifier is in {path}; the token is kept nowhere."
+
+
+def operator_token_env_gone() -> str:
+    return (
+        "operator_token_env is no longer read: an operator token is checked against its "
+        "verifier (operator_token: names the file; run stalwart operator-token set)"
+    )
+
+
+def operator_nothing_to_undo(session: str) -> str:
+    return f"Session {session!r} has no run to undo."
+
+
+def operator_nothing_left(session: str, run: str) -> str:
+    return f"Run {run} of session {session!r} has no write left to undo; nothing was changed."
+
+
+def operator_run_busy(session: str, run: str, state: str, question: str) -> str:
+    return (
+        f"Session {session!r}'s run {run} is {state} and waits for an answer first: "
+        f"{question} Nothing was changed."
+    )

@@ -1,0 +1,126 @@
+"""The questions a run waits on: confirmations, outcomes in doubt, failed undos, and
+the answers each takes (chapter 34; chapter 35 for the answers)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from .._engine.keys import canonical_json
+
+# --- confirmations (chapter 34, "Irreversible steps"; chapter 35 for the answers) ---
+
+APPROVE = "approve"
+SKIP = "skip"
+CANCEL_ALL = "cancel all"
+CONFIRM_ANSWERS: tuple[str, ...] = (APPROVE, SKIP, CANCEL_ALL)
+
+# --- a write nobody knows the outcome of (chapter 34, "An outcome nobody knows") ---
+
+HAPPENED = "happened"
+DID_NOT_HAPPEN = "did not happen"
+OUTCOME_ANSWERS: tuple[str, ...] = (HAPPENED, DID_NOT_HAPPEN)
+
+# --- an undo that failed every try (chapter 34, "An undo that fails") ---
+
+RETRY = "retry"
+DONE_BY_HAND = "done by hand"
+ABANDON = "abandon"
+UNDO_ANSWERS: tuple[str, ...] = (RETRY, DONE_BY_HAND, ABANDON)
+
+IRREVERSIBLE_WARNING = "Nothing can undo this step once it runs."
+IRREVERSIBLE_IN_ATOMIC_RUN = "Nothing undoes this step, and the steps after it cannot undo it."
+# Under the confirmation of an MCP tool whose server hints it is destructive (its word).
+DESTRUCTIVE_HINT = "Its MCP server says this tool may destroy or overwrite data."
+
+
+def call_text(tool: str, args: Mapping[str, Any]) -> str:
+    """A call as a person reads it: charge_card(order=4411, amount=40.0).
+
+    Each value shows what the tool will receive: a float parameter's 40.00 is the float
+    40.0; a Decimal keeps the digits it was written with (40.00).
+    """
+    shown = ", ".join(f"{name}={_value_shown(value)}" for name, value in args.items())
+    return f"{tool}({shown})"
+
+
+def shown_value(value: Any) -> str:
+    """One argument's value as `call_text` shows it (the interface's argument tables)."""
+    return _value_shown(value)
+
+
+def _value_shown(value: Any) -> str:
+    if isinstance(value, Decimal) and value.is_finite():
+        return str(value)
+    return canonical_json(value)
+
+
+def confirm_question(
+    tool: str,
+    args: Mapping[str, Any],
+    *,
+    irreversible: bool,
+    in_atomic_run: bool,
+    sources: Mapping[str, str] | None = None,
+    destructive: bool = False,
+) -> str:
+    """The confirmation a write waits on; an irreversible one carries its warning under it,
+    a destructive MCP tool its server's hint.
+
+    `sources`, for a step a model chose, says where each argument came from, on a line of
+    its own under the question.
+    """
+    question = f"Run {call_text(tool, args)}?"
+    if irreversible and in_atomic_run:
+        question += f" {IRREVERSIBLE_IN_ATOMIC_RUN}"
+    if sources:
+        question += f"\n{provenance_line(sources)}"
+    if destructive:
+        question += f"\n{DESTRUCTIVE_HINT}"
+    if irreversible:
+        question += f"\n{IRREVERSIBLE_WARNING}"
+    return question
+
+
+def outcome_question(tool: str, *, stopped: bool) -> str:
+    """Did a write in doubt take effect? `stopped`: its process stopped mid-send."""
+    why = (
+        "It was being sent when the run stopped."
+        if stopped
+        else "The call was sent and no answer came back."
+    )
+    return f"Did {tool} take effect? {why}"
+
+
+def undo_question(undo_tool: str, tries: int, error: str, remaining: int) -> str:
+    """The question of a stuck run; `error` as `retry.render_error` renders it."""
+    return (
+        f"Undoing {undo_tool} failed after {tries} tries ({error}). "
+        f"{remaining} step(s) still need undoing."
+    )
+
+
+# Where an argument's value came from, as a confirmation shows it.
+SOURCE_TURN = "turn"
+SOURCE_MODEL = "model"
+
+
+def source_step(step: int, tool: str) -> str:
+    """The source of a value found in an earlier step's result: step 1 (get_order)."""
+    return f"step {step} ({tool})"
+
+
+def source_shown(source: str) -> str:
+    """A source as a person reads it."""
+    if source == SOURCE_TURN:
+        return "your turn"
+    if source == SOURCE_MODEL:
+        return "the model alone"
+    return source
+
+
+def provenance_line(sources: Mapping[str, str]) -> str:
+    """Under a confirmation of a step a model chose: where each argument came from."""
+    listed = ", ".join(f"{name} from {source_shown(source)}" for name, source in sources.items())
+    return f"Where the arguments came from: {listed}."

@@ -1,0 +1,114 @@
+"""A run's reply: done, unread, or stopped with what its rollback did (chapter 34,
+"The failed order")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._engine.keys import canonical_json
+from .questions import undo_question
+
+# --- a run that ends well ---
+
+
+def done_reply(outcomes: Sequence[tuple[str, Any, str]]) -> str:
+    """What each step returned, briefly: (tool, result, status) in the order they came.
+
+    status "declined": the person skipped it; "happened": no answer came back and a
+    person said it took effect; anything else: it returned `result`.
+    """
+    if not outcomes:
+        return "Done: there was nothing to run."
+    return "Done: " + "; ".join(_outcome(*outcome) for outcome in outcomes) + "."
+
+
+def _outcome(tool: str, result: Any, status: str) -> str:
+    if status == "declined":
+        return f"{tool} was skipped"
+    if status == "happened":
+        return f"{tool} took effect, a person said (no answer came back)"
+    return f"{tool} returned {brief(result)}"
+
+
+def brief(result: Any, limit: int = 120) -> str:
+    text = _json_or_repr(result)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- a turn nothing could be read from (on_unread: refuse) ---
+
+
+def unread_reply(clause: str | None, reason: str | None) -> str:
+    """Which clause could not be read; nothing ran and no model was called."""
+    said = f'I could not read "{clause}"' if clause else "I could not read this turn"
+    because = f" ({reason})" if reason else ""
+    return f"{said}{because}, so nothing ran."
+
+
+# --- a run that stopped (chapter 34, "The failed order") ---
+
+
+def failed_because(tool: str, error_type: str) -> str:
+    return f"{tool} failed ({error_type})"
+
+
+def cancelled_because(tool: str) -> str:
+    return f"you cancelled it at {tool}"
+
+
+def refused_because(tool: str, reason: str) -> str:
+    """`reason` as the check gives it: a clause about the call (rulebook.REFUSAL_TEXTS)."""
+    return f"the check refused {tool}, because {reason}"
+
+
+def did_not_happen_because(tool: str) -> str:
+    return f"you said {tool} did not take effect"
+
+
+def operator_because() -> str:
+    return "an operator undid it"
+
+
+def stopped_reply(
+    cause: str,
+    undone: Sequence[tuple[str, str | None]],
+    not_undoable: Sequence[str],
+    not_undone: Sequence[tuple[str, str]],
+    abandoned: Sequence[str] = (),
+) -> str:
+    """The one reply of a failed run, once its rollback is over.
+
+    `undone` is (write, undo) latest first, the undo None when a person undid it by
+    hand; `not_undoable` the irreversible writes (and writes that declare no undo), left
+    in place; `not_undone` (write, reason) for an undo the check refused or could not
+    bind, never sent; `abandoned` the writes still to undo when a person abandoned the
+    rollback, latest first.
+    """
+    text = f"This run stopped: {cause}."
+    if undone:
+        listed = ", ".join(f"{write} (by {undo or 'hand'})" for write, undo in undone)
+        text += f" Undone, latest first: {listed}."
+    if not_undoable:
+        text += f" Not undoable, and left as they are: {', '.join(not_undoable)}."
+    if not_undone:
+        listed = ", ".join(f"{write} ({reason})" for write, reason in not_undone)
+        text += f" Not undone, and still to be undone by hand: {listed}."
+    if abandoned:
+        text += f" The rollback was abandoned; still to be undone by hand: {', '.join(abandoned)}."
+    if not (undone or not_undoable or not_undone or abandoned):
+        text += " Nothing had been written, so nothing needed undoing."
+    return text
+
+
+def stuck_reply(cause: str, undo_tool: str, tries: int, error: str, remaining: int) -> str:
+    """A rollback that stopped because an undo failed (chapter 34, "An undo that fails")."""
+    return f"This run stopped: {cause}. {undo_question(undo_tool, tries, error, remaining)}"
+
+
+def _json_or_repr(value: Any) -> str:
+    """The value's canonical JSON, rendered once; its repr when it has none."""
+    try:
+        return canonical_json(value)
+    except TypeError:
+        return repr(value)

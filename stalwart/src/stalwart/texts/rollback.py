@@ -1,0 +1,37 @@
+"""Why an undo was not sent, as a stopped run's reply lists it."""
+
+from __future__ import annotations
+
+# --- why an undo was not sent ---
+
+
+def undo_not_in_catalogue(undo: str) -> str:
+    return f"{undo} is not one of this agent's tools"
+
+
+def undo_unbound(undo: str, argument: str) -> str:
+    return f"{undo}: nothing of the step binds {argument}"
+
+
+def undo_bound_elsewhere(undo: str, argument: str, source: str) -> str:
+    return f"{undo}: {argument} does not match {source} of the step it undoes"
+
+
+def undo_argument_not_bound(undo: str, argument: str) -> str:
+    return f"{undo}: {argument} is not bound to the step it undoes"
+
+
+def undo_of_step_not_run(undo: str) -> str:
+    return f"{undo}: the step it undoes did not run"
+
+
+def undo_already_done(undo: str) -> str:
+    return f"{undo}: the step it undoes was undone already"
+
+
+def undo_refused(undo: str, reason: str) -> str:
+    return f"the check refused {undo}, because {reason}"
+
+
+def undo_result_unseen(undo: str, argument: str) -> str:
+    return f"{undo}: {argument} comes from the step's result, which nobody saw"
