@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import write_config
+from standins.http import Exchange, StandInServer
 
 INPUT_TOKENS, OUTPUT_TOKENS = 1000, 100
 REPLY_FEE_USD = {
@@ -32,13 +30,14 @@ REPLY_FEE_USD = {
 }
 
 
-@dataclass
-class StandIn:
-    provider: str
-    script: list[dict[str, Any]]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    released: threading.Event = field(default_factory=threading.Event)
-    url: str = ""
+class StandIn(StandInServer):
+    """The scripted provider: `script` its steps, `requests` every request body it got."""
+
+    def __init__(self, provider: str, script: list[dict[str, Any]] | None = None) -> None:
+        super().__init__()
+        self.provider = provider
+        self.script: list[dict[str, Any]] = list(script or [])
+        self.requests: list[dict[str, Any]] = []
 
     def next_step(self) -> dict[str, Any]:
         return (
@@ -61,6 +60,23 @@ class StandIn:
                         if part.get("type") == "tool_result"
                     )
         return list(dict.fromkeys(found))
+
+    def respond(self, exchange: Exchange) -> None:
+        self.requests.append(exchange.body or {})
+        step = self.next_step()
+        if step.get("hang"):
+            exchange.no_answer(self.stopping)
+        elif "status" in step:
+            kind = step.get("error", "api_error")
+            body: dict[str, Any] = (
+                {"type": "error", "error": {"type": kind, "message": kind}}
+                if self.provider == "anthropic"
+                else {"error": {"message": kind, "type": kind, "code": kind}}
+            )
+            exchange.json(step["status"], body)
+        else:
+            make = _anthropic_body if self.provider == "anthropic" else _openai_body
+            exchange.json(200, make(step, len(self.requests)))
 
 
 def _anthropic_body(step: dict[str, Any], index: int) -> dict[str, Any]:
@@ -104,52 +120,13 @@ def _openai_body(step: dict[str, Any], index: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("content-length", "0"))
-            stand_in.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-            step = stand_in.next_step()
-            index = len(stand_in.requests)
-            if step.get("hang"):
-                stand_in.released.wait(60)
-                return
-            if "status" in step:
-                status = step["status"]
-                kind = step.get("error", "api_error")
-                body: dict[str, Any] = (
-                    {"type": "error", "error": {"type": kind, "message": kind}}
-                    if stand_in.provider == "anthropic"
-                    else {"error": {"message": kind, "type": kind, "code": kind}}
-                )
-            else:
-                status = 200
-                make = _anthropic_body if stand_in.provider == "anthropic" else _openai_body
-                body = make(step, index)
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    return Handler
-
-
 @pytest.fixture
 def stand_in(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
     """A scripted stand-in of the provider the test is parametrized with (default anthropic),
     with the official clients pointed at it through their environment variables."""
     provider = getattr(request, "param", "anthropic")
-    state = StandIn(provider, [])
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    state = StandIn(provider)
+    state.start()
     if provider == "anthropic":
         monkeypatch.setenv("ANTHROPIC_BASE_URL", state.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "stand-in-needs-no-key")
@@ -159,9 +136,7 @@ def stand_in(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     try:
         yield state
     finally:
-        state.released.set()
-        server.shutdown()
-        server.server_close()
+        state.stop()
 
 
 def radian_worker_config(

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from standins.http import Exchange, StandInServer
+from standins.script import Script
 
 
 @dataclass(frozen=True)
@@ -54,90 +55,33 @@ def hang() -> Reply:
     return Reply("hang")
 
 
-class ResponsesStandIn:
+class ResponsesStandIn(StandInServer):
     def __init__(self, replies: list[Reply] | None = None) -> None:
-        self.replies: list[Reply] = list(replies or [])
+        super().__init__()
+        self.script = Script(replies or [], text("Done."))
         self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
         self._ids = itertools.count(1)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+    def replies(self) -> list[Reply]:
+        return self.script.replies
 
     def __enter__(self) -> ResponsesStandIn:
-        self._thread.start()
+        self.start()
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self._stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _next(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            self.requests.append(body)
-            if not self.replies:
-                return text("Done.")
-            return self.replies[0] if self.replies[0].sticky else self.replies.pop(0)
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802
-                stand_in.paths.append("GET " + self.path)
-                self._json(404, {"error": {"message": "not here", "type": "not_found"}})
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                stand_in.paths.append("POST " + self.path)
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = {}
-                reply = stand_in._next(body)
-                if reply.kind == "error":
-                    self._json(reply.status, reply.body, reply.headers)
-                    return
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                if reply.kind == "hang":
-                    stand_in._stopping.wait()
-                    return
-                for event in _events(body, reply, next(stand_in._ids)):
-                    chunk = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
-                    self.wfile.write(chunk.encode())
-                    self.wfile.flush()
-                self.close_connection = True
-
-            def _json(self, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(value).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for name, value_ in (headers or {}).items():
-                    self.send_header(name, value_)
-                self.end_headers()
-                self.wfile.write(data)
-
-        return Handler
+    def respond(self, exchange: Exchange) -> None:
+        if exchange.method == "GET":
+            exchange.json(404, {"error": {"message": "not here", "type": "not_found"}})
+            return
+        self.requests.append(exchange.body)
+        reply = self.script.take()
+        if reply.kind == "error":
+            exchange.json(reply.status, reply.body, reply.headers)
+        elif reply.kind == "hang":
+            exchange.hang(self.stopping, reply.headers)
+        else:
+            exchange.events(_events(exchange.body, reply, next(self._ids)), reply.headers)
 
 
 def _events(body: dict[str, Any], reply: Reply, number: int) -> Iterator[dict[str, Any]]:
