@@ -6,7 +6,7 @@ import sys
 import types
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,8 @@ import pytest
 from pg_fixtures import BACKENDS, pg_server, pg_url, pytest_terminal_summary  # noqa: F401
 
 from stalwart import Agent, Reply
+from stalwart._engine.retry import UNDO_BACKOFF
+from stalwart.backoff import no_jitter
 from stalwart.clock import FakeClock
 from stalwart.record import Store, open_store
 
@@ -124,6 +126,8 @@ class Project:
         return self.folder / "agent.yaml"
 
     def agent(self, **options: Any) -> Agent:
+        # the waits a test sees are the schedule's ceilings, not random draws
+        options.setdefault("undo_backoff", replace(UNDO_BACKOFF, jitter=no_jitter))
         opened = Agent.from_file(self.yaml, **options)
         self.agents.append(opened)
         name = next(iter(opened.config.project.modules))

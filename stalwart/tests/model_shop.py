@@ -13,7 +13,7 @@ import sys
 import types
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,9 @@ import pytest
 from model_wire import Reply, uncached
 
 from stalwart import Agent
-from stalwart.models import AssistantMessage, ToolCall
+from stalwart._engine.retry import UNDO_BACKOFF
+from stalwart.backoff import Backoff, no_jitter
+from stalwart.models import AssistantMessage, BackoffPolicy, ToolCall
 
 SHOP_TOOLS = '''
 """The shop's tools: every call is listed in CALLS; a tool named in FAIL raises."""
@@ -95,6 +97,9 @@ class Shop:
         return self.folder / "agent.yaml"
 
     def agent(self, **options: Any) -> Agent:
+        # the waits a test sees are the schedule's ceilings, not random draws
+        options.setdefault("model_backoff", BackoffPolicy(Backoff(jitter=no_jitter)))
+        options.setdefault("undo_backoff", replace(UNDO_BACKOFF, jitter=no_jitter))
         opened = Agent.from_file(self.yaml, **options)
         self.agents.append(opened)
         return opened

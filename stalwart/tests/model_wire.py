@@ -26,7 +26,13 @@ from typing import Any
 
 import pytest
 
+from stalwart.backoff import Backoff, no_jitter
+from stalwart.models import BackoffPolicy
+
 WIRE_DIR = Path(__file__).parent / "wire"
+
+# A model's waits as the schedule's ceilings (1, 2, 4 s), not random draws.
+STEADY = BackoffPolicy(Backoff(jitter=no_jitter))
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,12 @@ from model_wire import clean_provider_env  # noqa: F401
 
 from stalwart import Agent, FakeClock
 from stalwart._engine.keys import idempotency_key
+from stalwart.backoff import Backoff, no_jitter
 from stalwart.cli import main
 from stalwart.errors import ModelConfigError
 from stalwart.models import (
     AssistantMessage,
+    BackoffPolicy,
     Completion,
     Model,
     PriceTable,
@@ -59,13 +61,17 @@ def shop(tmp_path: Path) -> Iterator[Shop]:
     opened.close()
 
 
+# waits are the schedule's ceilings (1, 2, 4 s), not random draws
+STEADY = BackoffPolicy(Backoff(jitter=no_jitter))
+
+
 def desk_with(
     shop: Shop, clock: FakeClock, script: list[ScriptStep], **options: object
 ) -> tuple[Agent, ScriptedAdapter]:
     adapter = ScriptedAdapter(script, selector=SELECTOR)
     prices = PriceTable()
     prices.register(SELECTOR, input_per_mtok="2", output_per_mtok="10")
-    model = Model(SELECTOR, adapter, clock=clock, prices=prices)
+    model = Model(SELECTOR, adapter, clock=clock, prices=prices, backoff=STEADY)
     return shop.agent(clock=clock, model=model, **options), adapter
 
 

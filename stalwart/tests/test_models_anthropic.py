@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 from model_wire import (  # noqa: F401
+    STEADY,
     WireServer,
     clean_provider_env,
     closed_port_url,
@@ -64,7 +65,9 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def model(wire: WireServer, clock: FakeClock) -> Iterator[Model]:  # noqa: F811
-    with load_model(SELECTOR, base_url=wire.url, api_key="sk-test-anthropic", clock=clock) as m:
+    with load_model(
+        SELECTOR, base_url=wire.url, api_key="sk-test-anthropic", clock=clock, backoff=STEADY
+    ) as m:
         yield m
 
 
@@ -183,13 +186,19 @@ def test_a_text_answer_is_priced_from_the_table(wire: WireServer, clock: FakeClo
     wire.enqueue("anthropic/text", "anthropic/text")
     with (
         load_model(
-            SELECTOR, base_url=wire.url, api_key="k", clock=clock, price_table=prices
+            SELECTOR,
+            base_url=wire.url,
+            api_key="k",
+            clock=clock,
+            backoff=STEADY,
+            price_table=prices,
         ) as priced,
         load_model(
             "anthropic:claude-unpriced",
             base_url=wire.url,
             api_key="k",
             clock=clock,
+            backoff=STEADY,
             price_table=prices,
         ) as unpriced,
     ):
@@ -316,7 +325,9 @@ def test_tool_input_that_is_not_a_json_object_is_a_model_error(
 
 
 def test_no_connection_is_retried_then_unavailable_with_no_status(clock: FakeClock) -> None:
-    model = load_model(SELECTOR, base_url=closed_port_url(), api_key="k", clock=clock)
+    model = load_model(
+        SELECTOR, base_url=closed_port_url(), api_key="k", clock=clock, backoff=STEADY
+    )
     with model, pytest.raises(ModelUnavailable) as caught:
         model.complete([UserMessage(text="paid?")])
 
@@ -333,7 +344,7 @@ def test_key_and_base_url_come_from_the_clients_environment_variables(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", wire.url)
     wire.enqueue("anthropic/text")
 
-    with load_model(SELECTOR, clock=clock) as model:
+    with load_model(SELECTOR, clock=clock, backoff=STEADY) as model:
         assert model.complete([UserMessage(text="paid?")]).text == "Order 4411 is paid."
 
     assert any("sk-from-env" in value for value in wire.requests[0].headers.values())
@@ -345,7 +356,9 @@ def test_max_tokens_is_the_models_default_unless_a_call_says_otherwise(
 ) -> None:
     wire.enqueue("anthropic/text", "anthropic/text")
 
-    with load_model(SELECTOR, base_url=wire.url, api_key="k", clock=clock, max_tokens=256) as m:
+    with load_model(
+        SELECTOR, base_url=wire.url, api_key="k", clock=clock, backoff=STEADY, max_tokens=256
+    ) as m:
         m.complete([UserMessage(text="paid?")])
         m.complete([UserMessage(text="paid?")], max_tokens=32)
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stalwart.backoff import Backoff, no_jitter
 from stalwart.clock import FakeClock
 from stalwart.errors import ModelRequestRejected, ModelUnavailable, ProviderFailure
 from stalwart.models.backoff import (
@@ -19,13 +20,13 @@ from stalwart.models.backoff import (
 
 
 def test_without_retry_after_the_wait_doubles_up_to_the_cap() -> None:
-    policy = BackoffPolicy(first_delay=1.0, multiplier=2.0, max_delay=5.0)
+    policy = BackoffPolicy(Backoff(base=1.0, factor=2.0, cap=5.0, retries=5, jitter=no_jitter))
 
     assert [policy.wait(n, None) for n in range(1, 6)] == [1.0, 2.0, 4.0, 5.0, 5.0]
 
 
 def test_a_retry_after_is_honoured_exactly_up_to_the_longest_allowed() -> None:
-    policy = BackoffPolicy(max_delay=5.0, max_retry_after=60.0)
+    policy = BackoffPolicy(Backoff(cap=5.0), max_retry_after=60.0)
 
     assert policy.wait(1, 45.0) == 45.0
     assert policy.wait(3, 0.25) == 0.25
@@ -57,10 +58,25 @@ def test_retry_after_as_an_http_date_counts_from_the_clocks_now() -> None:
 
 
 def test_a_bad_policy_is_refused() -> None:
-    with pytest.raises(ValueError, match="max_attempts"):
-        BackoffPolicy(max_attempts=0)
-    with pytest.raises(ValueError, match="multiplier"):
-        BackoffPolicy(multiplier=0.5)
+    with pytest.raises(ValueError, match="retries"):
+        BackoffPolicy(Backoff(retries=-1))
+    with pytest.raises(ValueError, match="factor"):
+        BackoffPolicy(Backoff(factor=0.5))
+    with pytest.raises(ValueError, match="max_retry_after"):
+        BackoffPolicy(max_retry_after=-1.0)
+
+
+def test_the_default_policy_makes_four_attempts_with_full_jitter() -> None:
+    drawn: list[tuple[float, float]] = []
+
+    def jitter(low: float, high: float) -> float:
+        drawn.append((low, high))
+        return high / 2
+
+    policy = BackoffPolicy(Backoff(jitter=jitter))
+    assert policy.max_attempts == BackoffPolicy().max_attempts == 4
+    assert [policy.wait(n, None) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]
+    assert drawn == [(0.0, 1.0), (0.0, 2.0), (0.0, 4.0)]
 
 
 class Script:
@@ -114,7 +130,7 @@ failures = st.lists(
 def test_any_run_of_failures_ends_in_an_answer_or_one_clear_error_within_the_cap(
     failures: list[ProviderFailure], max_attempts: int
 ) -> None:
-    policy = BackoffPolicy(max_attempts=max_attempts, max_delay=10.0, max_retry_after=60.0)
+    policy = BackoffPolicy(Backoff(cap=10.0, retries=max_attempts - 1), max_retry_after=60.0)
     clock = FakeClock()
     send = Script(failures)
 

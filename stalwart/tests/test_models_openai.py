@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
-from model_wire import WireServer, clean_provider_env, closed_port_url, wire  # noqa: F401
+from model_wire import STEADY, WireServer, clean_provider_env, closed_port_url, wire  # noqa: F401
 
 from stalwart.clock import FakeClock
 from stalwart.errors import ModelReplyInvalid, ModelRequestRejected, ModelUnavailable
@@ -58,7 +58,7 @@ def clock() -> FakeClock:
 @pytest.fixture
 def model(wire: WireServer, clock: FakeClock) -> Iterator[Model]:  # noqa: F811
     with load_model(
-        SELECTOR, base_url=f"{wire.url}/v1", api_key="sk-test-openai", clock=clock
+        SELECTOR, base_url=f"{wire.url}/v1", api_key="sk-test-openai", clock=clock, backoff=STEADY
     ) as m:
         yield m
 
@@ -182,7 +182,12 @@ def test_a_text_answer_is_priced_from_the_table(wire: WireServer, clock: FakeClo
     wire.enqueue("openai/text")
 
     with load_model(
-        SELECTOR, base_url=f"{wire.url}/v1", api_key="k", clock=clock, price_table=prices
+        SELECTOR,
+        base_url=f"{wire.url}/v1",
+        api_key="k",
+        clock=clock,
+        backoff=STEADY,
+        price_table=prices,
     ) as model:
         response = model.complete([UserMessage(text="paid?")], max_tokens=64)
 
@@ -267,7 +272,9 @@ def test_a_malformed_body_is_a_model_error_and_is_not_retried(
 
 
 def test_no_connection_is_retried_then_unavailable(clock: FakeClock) -> None:
-    model = load_model(SELECTOR, base_url=f"{closed_port_url()}/v1", api_key="k", clock=clock)
+    model = load_model(
+        SELECTOR, base_url=f"{closed_port_url()}/v1", api_key="k", clock=clock, backoff=STEADY
+    )
     with model, pytest.raises(ModelUnavailable) as caught:
         model.complete([UserMessage(text="paid?")])
 
@@ -283,7 +290,7 @@ def test_key_and_base_url_come_from_the_clients_environment_variables(
     monkeypatch.setenv("OPENAI_BASE_URL", f"{wire.url}/v1")
     wire.enqueue("openai/text")
 
-    with load_model(SELECTOR, clock=clock) as model:
+    with load_model(SELECTOR, clock=clock, backoff=STEADY) as model:
         assert model.complete([UserMessage(text="paid?")]).text == "Order 4411 is paid."
 
     assert wire.requests[0].headers["authorization"] == "Bearer sk-from-env"
@@ -297,7 +304,9 @@ def test_an_explicit_base_url_wins_over_the_environment(
     monkeypatch.setenv("OPENAI_BASE_URL", f"{closed_port_url()}/v1")
     wire.enqueue("openai/text")
 
-    with load_model(SELECTOR, base_url=f"{wire.url}/v1", api_key="k", clock=clock) as model:
+    with load_model(
+        SELECTOR, base_url=f"{wire.url}/v1", api_key="k", clock=clock, backoff=STEADY
+    ) as model:
         assert model.complete([UserMessage(text="paid?")]).text == "Order 4411 is paid."
 
 

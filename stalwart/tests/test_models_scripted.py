@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from model_wire import STEADY
 
 from stalwart.clock import FakeClock
 from stalwart.errors import ModelUnavailable
@@ -52,7 +53,7 @@ def test_answers_come_in_script_order_and_every_request_is_recorded() -> None:
 def test_failures_in_the_script_go_through_the_backoff_policy() -> None:
     clock = FakeClock()
     script = ScriptedAdapter([ProviderFailure(529, "Overloaded")] * 4)
-    model = Model("scripted:model", script, clock=clock)
+    model = Model("scripted:model", script, clock=clock, backoff=STEADY)
 
     with pytest.raises(ModelUnavailable) as caught:
         model.complete([UserMessage(text="hi")])

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import random
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,12 +13,13 @@ from hypothesis import strategies as st
 from stalwart._engine.retry import (
     CALL_RETRIES,
     ERROR_TEXT_LIMIT,
+    UNDO_BACKOFF,
     AfterFailure,
-    UndoBackoff,
     after_call_failure,
     render_error,
     send_undo,
 )
+from stalwart.backoff import Backoff, no_jitter
 from stalwart.clock import FakeClock
 from stalwart.errors import UndoGaveUp
 
@@ -63,9 +68,10 @@ def test_tries_counts_from_one() -> None:
 
 
 def test_the_default_undo_schedule_waits_one_two_four_seconds() -> None:
-    backoff = UndoBackoff()
+    backoff = UNDO_BACKOFF
     assert backoff.tries == 4
-    assert list(backoff.waits()) == [1.0, 2.0, 4.0]
+    assert [backoff.ceiling(n) for n in (1, 2, 3)] == [1.0, 2.0, 4.0]
+    assert list(replace(backoff, jitter=no_jitter).waits()) == [1.0, 2.0, 4.0]
     assert [backoff.gives_up_after(n) for n in (1, 2, 3, 4)] == [False, False, False, True]
 
 
@@ -75,33 +81,55 @@ def test_the_default_undo_schedule_waits_one_two_four_seconds() -> None:
     retries=st.integers(min_value=0, max_value=8),
 )
 def test_each_wait_is_at_least_the_last(base: float, factor: float, retries: int) -> None:
-    backoff = UndoBackoff(base_secs=base, factor=factor, retries=retries)
+    backoff = Backoff(base=base, factor=factor, cap=math.inf, retries=retries, jitter=no_jitter)
     waits = list(backoff.waits())
     assert len(waits) == retries
     assert all(later >= earlier for earlier, later in zip(waits, waits[1:], strict=False))
     assert all(backoff.wait(n) == base * factor ** (n - 1) for n in range(1, retries + 1))
 
 
+@given(
+    base=st.floats(min_value=0, max_value=60, allow_nan=False),
+    cap=st.floats(min_value=0, max_value=120, allow_nan=False),
+    seed=st.integers(min_value=0, max_value=2**32),
+    try_number=st.integers(min_value=1, max_value=60),
+)
+def test_full_jitter_draws_between_zero_and_the_capped_ceiling(
+    base: float, cap: float, seed: int, try_number: int
+) -> None:
+    backoff = Backoff(base=base, cap=cap, jitter=random.Random(seed).uniform)
+    assert backoff.ceiling(try_number) == min(cap, base * 2.0 ** (try_number - 1))
+    wait = backoff.wait(try_number)
+    assert 0.0 <= wait <= backoff.ceiling(try_number)
+    # the same random source gives the same wait: a test's schedule is repeatable
+    assert Backoff(base=base, cap=cap, jitter=random.Random(seed).uniform).wait(try_number) == wait
+
+
+def test_a_ceiling_long_past_the_cap_is_the_cap() -> None:
+    assert Backoff(cap=30.0).ceiling(5000) == 30.0
+    assert Backoff(base=0.0).ceiling(5000) == 0.0
+
+
 @pytest.mark.parametrize(
     "bad",
     [
-        {"base_secs": -1.0},
+        {"base": -1.0},
         {"factor": 0.5},
         {"retries": -1},
         {"retries": 1.5},
-        {"base_secs": float("nan")},
+        {"base": float("nan")},
     ],
 )
 def test_a_bad_schedule_is_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
-        UndoBackoff(**bad)  # type: ignore[arg-type]
+        Backoff(**bad)  # type: ignore[arg-type]
 
 
 def test_a_bad_try_number_is_refused() -> None:
     with pytest.raises(ValueError, match="counts from 1"):
-        UndoBackoff().wait(0)
+        UNDO_BACKOFF.wait(0)
     with pytest.raises(ValueError, match="counts from 1"):
-        UndoBackoff().gives_up_after(True)
+        UNDO_BACKOFF.gives_up_after(True)
 
 
 def test_send_undo_waits_on_the_clock_and_gives_up_after_four_tries() -> None:
@@ -114,7 +142,7 @@ def test_send_undo_waits_on_the_clock_and_gives_up_after_four_tries() -> None:
         raise RuntimeError("refund service down")
 
     with pytest.raises(UndoGaveUp) as gave_up:
-        send_undo(refund, UndoBackoff(), clock)
+        send_undo(refund, replace(UNDO_BACKOFF, jitter=no_jitter), clock)
     assert tries == [(1, 0.0), (2, 1.0), (3, 3.0), (4, 7.0)]
     assert clock.slept == [1.0, 2.0, 4.0]
     assert gave_up.value.tries == 4
@@ -132,7 +160,10 @@ def test_send_undo_returns_what_the_first_good_try_returns() -> None:
             raise answer
         return f"{answer} on try {try_number}"
 
-    assert send_undo(refund, UndoBackoff(base_secs=0.5, factor=3), clock) == "refunded on try 3"
+    assert (
+        send_undo(refund, Backoff(base=0.5, factor=3, jitter=no_jitter), clock)
+        == "refunded on try 3"
+    )
     assert clock.slept == [0.5, 1.5]
 
 

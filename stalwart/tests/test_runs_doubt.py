@@ -25,7 +25,7 @@ from stalwart import (
     current_call,
 )
 from stalwart._engine.keys import idempotency_key
-from stalwart._engine.retry import UndoBackoff
+from stalwart.backoff import Backoff, no_jitter
 from stalwart.record import Store
 
 Shop = tuple[Project, Agent, Any]
@@ -308,7 +308,7 @@ def test_abandon_stops_the_rollback_lists_what_remains_and_rewinds_memory(shop: 
 def test_the_undo_schedule_is_configurable(tmp_path: Path) -> None:
     project = write_service_project(tmp_path)
     clock = FakeClock()
-    agent = project.agent(clock=clock, undo_backoff=UndoBackoff(base_secs=0.5, factor=3.0))
+    agent = project.agent(clock=clock, undo_backoff=Backoff(base=0.5, factor=3.0, jitter=no_jitter))
     assert project.module is not None
     _stuck(agent, project.module)
     assert clock.slept == [0.5, 1.5, 4.5]

@@ -29,7 +29,8 @@ from typing import Any
 from . import selector, texts
 from ._engine import answers, resume, rollback, runs
 from ._engine.context import DEFAULT_MAX_MODEL_CALLS, RunContext
-from ._engine.retry import UndoBackoff
+from ._engine.retry import UNDO_BACKOFF
+from .backoff import Backoff
 from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
 from .errors import (
@@ -40,7 +41,7 @@ from .errors import (
     RewindRefused,
     StaleAnswer,
 )
-from .models import DEFAULT_PRICES, Model, ModelProgress, load_model
+from .models import DEFAULT_PRICES, BackoffPolicy, Model, ModelProgress, load_model
 from .policy import operator_token
 from .policy.check import Check
 from .record import Store, open_store
@@ -84,9 +85,12 @@ class Agent:
     script); otherwise, with `on_unread: model`, the agent.yaml's `model:` is loaded now,
     with its `prices:`, waiting out rate limits on the agent's clock. With `on_unread:
     refuse` the model is named but never loaded, so no key is needed.
-    `max_model_calls` caps the asks of the model in one run. `grammar` is the language
-    the agent's turns are written in, for where a model's arguments came from (the
-    selector's, English, by default; give it with a `reader=` of another language).
+    `max_model_calls` caps the asks of the model in one run; `model_backoff` is how the
+    loaded model waits out rate limits and overloads (`BackoffPolicy()` by default), and
+    `undo_backoff` how a failing undo is retried (three more tries, up to 1, 2, 4 s).
+    `grammar` is the language the agent's turns are written in, for where a model's
+    arguments came from (the selector's, English, by default; give it with a `reader=`
+    of another language).
     `on_progress` is told each streamed answer's text so far (agent.yaml `stream: true`),
     as a `ModelProgress` naming its session, run and ask: what a web page shows while a
     long answer comes.
@@ -99,11 +103,12 @@ class Agent:
         store: Store | None = None,
         clock: Clock | None = None,
         reader: Reader | None = None,
-        undo_backoff: UndoBackoff | None = None,
+        undo_backoff: Backoff | None = None,
         model: Model | None = None,
         max_model_calls: int = DEFAULT_MAX_MODEL_CALLS,
         grammar: Grammar | None = None,
         on_progress: Callable[[ModelProgress], None] | None = None,
+        model_backoff: BackoffPolicy | None = None,
     ) -> None:
         if isinstance(max_model_calls, bool) or not isinstance(max_model_calls, int):
             raise ValueError(f"max_model_calls must be a whole number; got {max_model_calls!r}")
@@ -112,6 +117,7 @@ class Agent:
         self.config = config
         self.clock: Clock = clock or SystemClock()
         self._owns_model = model is None
+        self._model_backoff = model_backoff
         self.model: Model | None = model if model is not None else self._load_model()
         self.store: Store = store if store is not None else open_store(config.record)
         self._reader = reader
@@ -120,7 +126,7 @@ class Agent:
             tools=config.tools,
             check=Check(config.tools, config.rulebook),
             confirms=confirms,
-            undo_backoff=undo_backoff or UndoBackoff(),
+            undo_backoff=undo_backoff or UNDO_BACKOFF,
             grammar=grammar or selector.GRAMMAR,
             model=self.model,
             max_model_calls=max_model_calls,
@@ -140,6 +146,7 @@ class Agent:
             clock=self.clock,
             price_table=prices,
             options=self.config.model_options,
+            backoff=self._model_backoff,
         )
 
     @classmethod

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..backoff import Backoff
 from ..models import Model, ModelProgress
 from ..policy.check import Check
 from ..selector.grammar import Grammar
 from ..tools import ToolSpec
-from .retry import UndoBackoff
 
 # Asks of the model in one run, the first included. A model that keeps calling tools past
 # this is stopped: the run fails and is undone like any failed run.
@@ -26,7 +26,7 @@ class RunContext:
     tools: Mapping[str, ToolSpec]
     check: Check
     confirms: Callable[[ToolSpec], bool]  # whether a person confirms the tool's calls
-    undo_backoff: UndoBackoff
+    undo_backoff: Backoff
     grammar: Grammar
     model: Model | None = None
     max_model_calls: int = DEFAULT_MAX_MODEL_CALLS

@@ -8,8 +8,9 @@ The schedules:
   again under the same key, at most `CALL_RETRIES` (two) more times, at once; a write
   still in doubt after that goes to a person, as one not retry-safe does at once
   (`after_call_failure`);
-- an undo that raises, in doubt or not, is tried again under its own key `UndoBackoff.retries`
-  (three) more times, waiting `base_secs * factor ** (n - 1)` seconds after its n-th try.
+- an undo that raises, in doubt or not, is tried again under its own key `UNDO_BACKOFF.retries`
+  (three) more times, waiting up to `base * factor ** (n - 1)` seconds after its n-th try
+  (the one `stalwart.backoff.Backoff`, full jitter: 1, 2 and 4 seconds at most).
 
 `render_error` gives the `<error>` in "Undoing <tool> failed after <tries> tries
 (<error>).": the error's class name, a colon and its message (`RuntimeError: refund
@@ -21,10 +22,10 @@ characters is cut to that length, its last character an ellipsis (`…`).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TypeVar
 
+from stalwart.backoff import Backoff
 from stalwart.clock import Clock, SystemClock
 from stalwart.errors import UndoGaveUp
 
@@ -76,47 +77,13 @@ def after_call_failure(
     return verdict
 
 
-@dataclass(frozen=True)
-class UndoBackoff:
-    """The undo's schedule: `retries` more tries, waiting longer after each failure."""
-
-    base_secs: float = 1.0
-    factor: float = 2.0
-    retries: int = UNDO_RETRIES
-
-    def __post_init__(self) -> None:
-        if not self.base_secs >= 0:
-            raise ValueError(f"base_secs must be 0 or more; got {self.base_secs!r}")
-        if not self.factor >= 1:
-            raise ValueError(f"factor must be 1 or more; got {self.factor!r}")
-        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
-            raise ValueError(f"retries must be a whole number, 0 or more; got {self.retries!r}")
-
-    @property
-    def tries(self) -> int:
-        """Every try an undo gets: the first and its retries."""
-        return 1 + self.retries
-
-    def wait(self, try_number: int) -> float:
-        """Seconds to wait after the `try_number`-th try failed (1 for the first)."""
-        if isinstance(try_number, bool) or not isinstance(try_number, int) or try_number < 1:
-            raise ValueError(f"try_number counts from 1; got {try_number!r}")
-        return self.base_secs * self.factor ** (try_number - 1)
-
-    def gives_up_after(self, try_number: int) -> bool:
-        """Whether the `try_number`-th failure is the last: no try remains."""
-        if isinstance(try_number, bool) or not isinstance(try_number, int) or try_number < 1:
-            raise ValueError(f"try_number counts from 1; got {try_number!r}")
-        return try_number >= self.tries
-
-    def waits(self) -> Iterator[float]:
-        """Each wait between tries, in order (one fewer than the tries)."""
-        return (self.wait(n) for n in range(1, self.tries))
+# The undo's schedule: three more tries, waiting up to 1, 2 and 4 seconds (full jitter).
+UNDO_BACKOFF = Backoff(base=1.0, factor=2.0, retries=UNDO_RETRIES)
 
 
 def send_undo(
     send: Callable[[int], T],
-    backoff: UndoBackoff | None = None,
+    backoff: Backoff | None = None,
     clock: Clock | None = None,
 ) -> T:
     """Call `send(try_number)` until it returns, waiting on the clock between failures.
@@ -124,7 +91,7 @@ def send_undo(
     `send` is given the try's number so it can record the try before it sends. After the
     last try fails, `UndoGaveUp` is raised from the last error.
     """
-    schedule = backoff or UndoBackoff()
+    schedule = backoff or UNDO_BACKOFF
     waiter = clock or SystemClock()
     try_number = 1
     while True:

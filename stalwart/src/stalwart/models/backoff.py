@@ -2,7 +2,8 @@
 
 The official clients' own retries are off (max_retries=0), so this is the one policy,
 and it waits on the injected clock: a test with a FakeClock sees every wait and never
-sleeps. A wait is a pure function of the attempt number and the provider's retry-after.
+sleeps. A wait is drawn by the one `stalwart.backoff.Backoff` (full jitter, its random
+source injected), unless the provider's retry-after says how long.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from ..backoff import Backoff
 from ..clock import Clock
 from ..errors import (
     ModelRequestRejected,
@@ -36,24 +38,24 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 class BackoffPolicy:
     """How often and how long to wait before calling a model again.
 
-    `max_attempts` counts the first call. Without a retry-after the wait doubles from
-    `first_delay` up to `max_delay`. A retry-after is honoured exactly, unless it asks for
-    more than `max_retry_after`: then the call gives up at once rather than hold a
-    person's turn that long.
+    `backoff` is the one `stalwart.backoff.Backoff` (4 attempts, the first included; waits
+    drawn with full jitter up to 1, 2, 4, ... seconds, capped at 30). A retry-after is
+    honoured exactly, unless it asks for more than `max_retry_after`: then the call gives
+    up at once rather than hold a person's turn that long.
     """
 
-    max_attempts: int = 4
-    first_delay: float = 1.0
-    multiplier: float = 2.0
-    max_delay: float = 30.0
+    backoff: Backoff = field(default_factory=Backoff)
     max_retry_after: float = 60.0
     retry_statuses: frozenset[int] = field(default=RETRYABLE_STATUSES)
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError(f"max_attempts must be at least 1, not {self.max_attempts}")
-        if min(self.first_delay, self.max_delay, self.max_retry_after) < 0 or self.multiplier < 1:
-            raise ValueError("delays must be >= 0 and the multiplier >= 1")
+        if not self.max_retry_after >= 0:
+            raise ValueError(f"max_retry_after must be 0 or more; got {self.max_retry_after!r}")
+
+    @property
+    def max_attempts(self) -> int:
+        """Calls made at most, the first included."""
+        return self.backoff.tries
 
     def is_retryable(self, status: int | None) -> bool:
         return status is None or status in self.retry_statuses
@@ -62,7 +64,7 @@ class BackoffPolicy:
         """Seconds to wait after failed attempt number `attempt` (1-based); None: give up."""
         if retry_after is not None:
             return max(0.0, retry_after) if retry_after <= self.max_retry_after else None
-        return min(self.first_delay * self.multiplier ** (attempt - 1), self.max_delay)
+        return self.backoff.wait(attempt)
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
