@@ -48,7 +48,7 @@ from pathlib import Path
 import click
 
 from stalwart import texts
-from stalwart._engine.retry import UndoBackoff
+from stalwart._engine.retry import UNDO_BACKOFF
 from stalwart.agent import Agent
 from stalwart.clock import SystemClock
 from stalwart.config import AgentConfig, load_agent, load_project
@@ -329,7 +329,7 @@ def chat(config: Path, user: str, session: str | None, agent_name: str | None) -
         click.echo(str(error), err=True)
         raise SystemExit(EXIT_BAD_CONFIG) from None
     board = Board(listener=lambda line: click.echo(click.style(f"  … {line}", dim=True)))
-    backoff = UndoBackoff()
+    backoff = UNDO_BACKOFF
     store = ObservedStore(open_store(agent_config.record), board, backoff.tries)
     with Agent(agent_config, store=store, clock=ProgressClock(SystemClock(), board),
                undo_backoff=backoff) as agent:  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,8 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from stalwart._engine.retry import UNDO_BACKOFF
+from stalwart.backoff import no_jitter
 from stalwart.serve import Service, create_app
 
 from .browser_support import Live
@@ -24,8 +27,9 @@ def desk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
 
 @pytest.fixture
 def service(desk: Desk) -> Iterator[Service]:
+    # the undo's waits are the schedule's ceilings (1, 2, 4 s), not random draws
     svc = Service(desk.config(), clock=InstantClock(), secret=b"test-secret", run_threads=8,
-                  poll_secs=0.05)  # fmt: skip
+                  poll_secs=0.05, undo_backoff=replace(UNDO_BACKOFF, jitter=no_jitter))  # fmt: skip
     yield svc
 
 

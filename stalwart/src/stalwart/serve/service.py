@@ -15,9 +15,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from .._engine.retry import UndoBackoff
+from .._engine.retry import UNDO_BACKOFF
 from .._engine.runs import INTERRUPTED
 from ..agent import Agent
+from ..backoff import Backoff
 from ..clock import Clock, SystemClock
 from ..config import AgentConfig
 from ..errors import (
@@ -57,7 +58,7 @@ class Service:
         secret: bytes | None = None,
         on_question: Callback | None = None,
         clock: Clock | None = None,
-        undo_backoff: UndoBackoff | None = None,
+        undo_backoff: Backoff | None = None,
         model: Model | None = None,
         run_threads: int = DEFAULT_RUN_THREADS,
         poll_secs: float = 1.0,
@@ -68,7 +69,7 @@ class Service:
         serve = config.project.serve
         self.board = Board()
         self.poll_secs = poll_secs
-        backoff = undo_backoff or UndoBackoff()
+        backoff = undo_backoff or UNDO_BACKOFF
         self.clock = ProgressClock(clock or SystemClock(), self.board)
         observed = ObservedStore(store or open_store(config.record), self.board, backoff.tries)
         self.agent = Agent(
@@ -194,7 +195,7 @@ class Service:
 
     # --- runs a dead worker left mid-way ---
 
-    def _resumer_agent(self, backoff: UndoBackoff) -> Agent:
+    def _resumer_agent(self, backoff: Backoff) -> Agent:
         """The agent the resumer uses: on PostgreSQL with a short lock wait of its own."""
         location = self.config.record
         if not location.startswith(("postgresql://", "postgres://")):
