@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import logs as logs  # the `stalwart` logger's NullHandler, before anything logs
 from ._engine.current import CurrentCall, current_call
 from .agent import Agent, RecordedCall
 from .clock import Clock, FakeClock, SystemClock

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import click
 
-from stalwart import texts
+from stalwart import logs, texts
 from stalwart._engine.retry import UNDO_BACKOFF
 from stalwart.agent import Agent
 from stalwart.clock import SystemClock
@@ -78,6 +78,7 @@ _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Pat
 @click.group()
 def main() -> None:
     """stalwart: an agent runtime whose every write is confirmed, keyed, recorded and undoable."""
+    logs.warnings_to_stderr()
 
 
 @main.command()

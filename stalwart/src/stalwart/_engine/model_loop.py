@@ -23,12 +23,13 @@ What the model is sent is rebuilt from the record each time:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .. import texts
+from .. import logs, texts
 from ..errors import (
     ModelError,
     ModelReplyInvalid,
@@ -60,6 +61,8 @@ from ..record.schema import (
 from ..tools import ToolSpec
 from .context import RunContext
 from .retry import render_error
+
+log = logging.getLogger(logs.MODEL)
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,7 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
         replace_row(pending, status=CallStatus.IN_FLIGHT, tries=pending.tries + 1)
     )
     ledger.commit()
+    log.info(texts.MODEL_ASKED, run.session, run.run_id, selector, number, max_calls)
     try:
         response = model.complete(
             history,
@@ -126,6 +130,7 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
             on_text=_progress(context, run, number),
         )
     except ModelError as error:
+        log.info(texts.MODEL_FAILED, run.session, run.run_id, selector, render_error(error))
         ledger.put_call(
             replace_row(
                 pending,
@@ -143,6 +148,7 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
             finished=ledger.clock.now(),
         )
     )
+    log.info(texts.MODEL_ANSWERED, run.session, run.run_id, selector, len(response.tool_calls))
     stopped = _stopped(response, selector)
     if stopped is not None:
         return stopped

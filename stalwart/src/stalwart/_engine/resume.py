@@ -3,10 +3,15 @@ ended one an operator undoes."""
 
 from __future__ import annotations
 
+import logging
+
+from .. import logs, texts
 from ..record.ledger import Ledger
 from ..record.schema import CallStatus, RunRow
 from .context import RunContext
 from .runs import Event, State, advance, ask_outcome, move, try_call
+
+log = logging.getLogger(logs.RUN)
 
 
 def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
@@ -18,6 +23,7 @@ def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     flight is sent again under its own key. The check is not run again for a call the
     record shows it allowed.
     """
+    log.info(texts.RUN_RESUMED, run.session, run.run_id, run.state)
     if run.state == State.RUNNING:
         # An ask of the model left in flight is asked again by `advance`: it changes nothing.
         flying = [

@@ -22,9 +22,11 @@ characters is cut to that length, its last character an ellipsis (`…`).
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Callable
 from typing import TypeVar
 
+from stalwart import logs, texts
 from stalwart.backoff import Backoff
 from stalwart.clock import Clock, SystemClock
 from stalwart.errors import UndoGaveUp
@@ -36,6 +38,8 @@ UNDO_RETRIES = 3
 ERROR_TEXT_LIMIT = 200
 
 T = TypeVar("T")
+
+log = logging.getLogger(logs.RUN)
 
 
 class AfterFailure(enum.Enum):
@@ -100,7 +104,9 @@ def send_undo(
         except Exception as error:
             if schedule.gives_up_after(try_number):
                 raise UndoGaveUp(try_number, error, render_error(error)) from error
-            waiter.sleep(schedule.wait(try_number))
+            wait = schedule.wait(try_number)
+            log.info(texts.UNDO_WAIT, try_number, schedule.tries, render_error(error), wait)
+            waiter.sleep(wait)
             try_number += 1
 
 

@@ -7,10 +7,11 @@ The run's state is not moved here: `runs.advance` moves it on what `undo_writes`
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
-from .. import texts
+from .. import logs, texts
 from ..errors import NotRecordable, UndoGaveUp
 from ..policy.check import UndoPlan
 from ..record.ledger import Ledger
@@ -22,6 +23,8 @@ from .context import RunContext
 from .current import sending
 from .keys import undo_key
 from .retry import render_error, send_undo
+
+log = logging.getLogger(logs.RUN)
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ def _send_undo(
         nonlocal undo
         undo = ledger.put_call(replace_row(undo, status=CallStatus.IN_FLIGHT, tries=undo.tries + 1))
         ledger.commit()
+        log.info(texts.UNDO_SENT, run.session, run.run_id, write.tool, undo.tool, undo.tries)
         try:
             with sending(as_current(run, undo)):
                 return spec.call(args, undo.key)
@@ -107,6 +111,7 @@ def _send_undo(
     except UndoGaveUp as gave_up:
         error = render_error(gave_up.error)
         undo = ledger.put_call(finish(ledger, undo, CallStatus.FAILED, error=error))
+        log.info(texts.UNDO_GAVE_UP, run.session, run.run_id, undo.tool, undo.tries, error)
         remaining = len(writes_to_undo(ledger, context, run))
         waiting = Waiting(
             kind="undo",

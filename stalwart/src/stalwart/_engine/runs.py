@@ -20,11 +20,12 @@ moves the run only through `move`, by this module's table.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
-from .. import texts
+from .. import logs, texts
 from ..errors import NotRecordable, RunStateError
 from ..policy.check import Verdict
 from ..record.ledger import Ledger
@@ -40,6 +41,8 @@ from .doubt import in_doubt
 from .keys import idempotency_key
 from .retry import AfterFailure, after_call_failure, render_error
 from .rollback import rewind_run, stopped_reply, undo_writes
+
+log = logging.getLogger(logs.RUN)
 
 
 class State(StrEnum):
@@ -124,7 +127,9 @@ def transition(state: str, event: Event) -> State:
 
 
 def move(ledger: Ledger, run: RunRow, event: Event, **changes: Any) -> RunRow:
-    return ledger.put_run(replace_row(run, state=transition(run.state, event).value, **changes))
+    state = transition(run.state, event)
+    log.info(texts.RUN_MOVED, run.session, run.run_id, run.state, state.value, event.value)
+    return ledger.put_run(replace_row(run, state=state.value, **changes))
 
 
 # --- starting ---
@@ -344,6 +349,9 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
             )
             if verdict is AfterFailure.RETRY:
                 call = ledger.put_call(replace_row(call, error=render_error(error)))
+                log.info(
+                    texts.CALL_RETRIED, run.session, run.run_id, call.tool, call.tries, call.error
+                )
                 earlier_in_doubt = True
                 continue
             ledger.add_message(

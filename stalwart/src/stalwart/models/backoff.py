@@ -9,10 +9,12 @@ source injected), unless the provider's retry-after says how long.
 from __future__ import annotations
 
 import email.utils
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from .. import logs, texts
 from ..backoff import Backoff
 from ..clock import Clock
 from ..errors import (
@@ -24,6 +26,8 @@ from ..errors import (
 )
 
 T = TypeVar("T")
+
+log = logging.getLogger(logs.MODEL)
 
 # Tries that may end in a timeout, the first included: a reply slower than the timeout may
 # still be billed, so a timeout is tried once more at most, whatever `max_attempts` says.
@@ -142,4 +146,5 @@ def call_with_backoff(
                     attempts=attempt,
                     last_status=failure.status,
                 ) from failure
+            log.info(texts.MODEL_WAIT, selector, failure, attempt, policy.max_attempts, wait)
             clock.sleep(wait)

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from .. import logs
 from ..config import load_agent
 from ..errors import NotSignedIn, StalwartError
 from . import api, pages
@@ -84,6 +85,7 @@ def app_from_environment() -> FastAPI:
     """The app of one worker started by `stalwart serve --workers N` (uvicorn's factory)."""
     import json
 
+    logs.warnings_to_stderr()  # a worker process is the CLI's too
     options: dict[str, Any] = json.loads(os.environ[OPTIONS_ENV])
     config = load_agent(options["config"], options.get("agent"))
     svc = Service(config, run_threads=options.get("run_threads", 64))

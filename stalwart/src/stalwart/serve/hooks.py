@@ -21,9 +21,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .. import logs
 from .views import Snapshot
 
-log = logging.getLogger("stalwart.serve")
+log = logging.getLogger(logs.SERVE)
 
 Callback = Callable[[dict[str, Any]], None]
 HOOK_TIMEOUT_SECS = 5.0

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from .. import logs
 from .._engine.retry import UNDO_BACKOFF
 from .._engine.runs import INTERRUPTED
 from ..agent import Agent
@@ -42,7 +43,7 @@ from .runner import DEFAULT_RUN_THREADS, Runner
 from .users import Users
 from .views import Snapshot, snapshot
 
-log = logging.getLogger("stalwart.serve")
+log = logging.getLogger(logs.SERVE)
 
 # How long the background resumer waits for a session's lock on PostgreSQL before it
 # leaves the session to whoever holds it (a live worker advancing it).
