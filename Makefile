@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The dev environment's versions, pinned so ruff's and mypy's verdicts do not drift.
 CONSTRAINTS := constraints-dev.txt
 
-.PHONY: setup npm-tools demo test test-stalwart test-radian test-fast test-fast-radian \
+.PHONY: setup npm-tools demo test test-stalwart test-radian test-fast test-fast-stalwart test-fast-radian \
 	test-min-radian bench bench-radian lint lint-stalwart lint-radian docs clean
 
 # The real agent CLIs the tests run (Claude Code, Codex, ...), pinned by npm-tools/package-lock.json
@@ -56,7 +56,11 @@ test-radian: setup $(NPM_TOOLS_DEP)
 	$(PY) -m pytest radian/tests -n auto
 
 # The unit tier alone: no git, no subprocess, no real timers.
-test-fast: test-fast-radian
+test-fast: test-fast-stalwart test-fast-radian
+
+# stalwart's unit tier: a unit module's PostgreSQL cases are integration tests (left out).
+test-fast-stalwart: setup
+	$(PY) -m pytest stalwart/tests -m "unit and not postgres"
 
 test-fast-radian: setup
 	$(PY) -m pytest radian/tests -m unit

@@ -19,6 +19,20 @@ from stalwart.backoff import no_jitter
 from stalwart.clock import FakeClock
 from stalwart.record import Store, open_store
 
+TIERS = ("unit", "integration", "acceptance")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test module that names no tier (pytestmark) is an integration test, and so is the
+    PostgreSQL case of a unit module's test: both are left out of `make test-fast-stalwart`."""
+    for item in items:
+        if (
+            not any(item.get_closest_marker(tier) for tier in TIERS)
+            or item.get_closest_marker("postgres")
+            and item.get_closest_marker("unit")
+        ):
+            item.add_marker(pytest.mark.integration)
+
 
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:

@@ -19,6 +19,8 @@ from stalwart import (
 )
 from stalwart._engine.keys import idempotency_key
 
+pytestmark = pytest.mark.unit
+
 Garden = tuple[Project, Agent]
 
 

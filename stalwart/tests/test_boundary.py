@@ -26,6 +26,8 @@ from stalwart.policy.rulebook import parse_rulebook
 from stalwart.record.schema import as_recorded
 from stalwart.tools import ToolSpec, spec_of
 
+pytestmark = pytest.mark.unit
+
 EMPTY = parse_rulebook("")
 
 

@@ -6,11 +6,15 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
 from stalwart import tool
 from stalwart.policy.check import Check, UndoPlan
 from stalwart.policy.rulebook import PastCall, parse_rulebook
 from stalwart.record.schema import CallRow
 from stalwart.tools import ToolSpec, UndoSpec, spec_of
+
+pytestmark = pytest.mark.unit
 
 
 @tool(writes=True, undo="cancel_flight")

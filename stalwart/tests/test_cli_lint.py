@@ -7,9 +7,12 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from stalwart.cli import main
+
+pytestmark = pytest.mark.acceptance
 
 REPO = Path(__file__).resolve().parents[2]
 SHOP_YAML = REPO / "stalwart" / "examples" / "shop" / "agent.yaml"

@@ -24,6 +24,8 @@ from stalwart.config import (
 from stalwart.errors import ConfigError
 from stalwart.tools import UndoSpec, spec_of
 
+pytestmark = pytest.mark.unit
+
 SHOP = Path(__file__).resolve().parents[1] / "examples" / "shop"
 
 DESK_TOOLS = '''

@@ -11,6 +11,8 @@ from stalwart.config.yamldoc import YamlDocument, key_path
 from stalwart.errors import ConfigError, ToolSourceError
 from stalwart.tools.sources import python_source, unload_python_sources
 
+pytestmark = pytest.mark.unit
+
 
 def test_a_yaml_document_points_at_a_value_and_refuses_a_key_said_twice() -> None:
     document = YamlDocument("a.yaml", "agents:\n  desk:\n    tools: [a, b]\n")

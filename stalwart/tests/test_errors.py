@@ -6,9 +6,13 @@ import ast
 import inspect
 import pathlib
 
+import pytest
+
 import stalwart
 from stalwart import errors
 from stalwart.errors import ErrorCode, StalwartError
+
+pytestmark = pytest.mark.unit
 
 SRC = pathlib.Path(stalwart.__file__).parent
 

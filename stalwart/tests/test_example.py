@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.acceptance
+
 SHOP = Path(__file__).resolve().parents[1] / "examples" / "shop"
 
 

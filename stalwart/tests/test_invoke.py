@@ -16,6 +16,8 @@ from stalwart import Agent, FakeClock, ToolDefinitionError, ToolTimeout, current
 from stalwart.errors import ConfigError
 from stalwart.tools import spec_of
 
+pytestmark = pytest.mark.unit
+
 TOOLS = '''
 """Tools that are async, return what the record cannot hold, or never answer."""
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import ast
 import pathlib
 
+import pytest
+
 import stalwart
+
+pytestmark = pytest.mark.unit
 
 SRC = pathlib.Path(stalwart.__file__).parent
 

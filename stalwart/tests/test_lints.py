@@ -20,6 +20,8 @@ from stalwart.tools.lints import (
     undo_bindings,
 )
 
+pytestmark = pytest.mark.unit
+
 SHOP = Path(__file__).resolve().parents[1] / "examples" / "shop"
 
 Lints = Callable[..., list[str]]

@@ -22,6 +22,8 @@ from stalwart import Agent, FakeClock
 from stalwart.models import Model, ProviderFailure, ScriptedAdapter
 from stalwart.models.scripted import ScriptStep
 
+pytestmark = pytest.mark.unit
+
 TURN = "sort out the yard please"  # the selector reads no tool in it
 
 

@@ -18,6 +18,8 @@ from stalwart.models.backoff import (
     retry_after_seconds,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def test_without_retry_after_the_wait_doubles_up_to_the_cap() -> None:
     policy = BackoffPolicy(Backoff(base=1.0, factor=2.0, cap=5.0, retries=5, jitter=no_jitter))

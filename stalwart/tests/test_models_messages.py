@@ -20,6 +20,8 @@ from stalwart.models import (
 )
 from stalwart.tools import spec_of, tool
 
+pytestmark = pytest.mark.unit
+
 
 def test_a_history_goes_to_json_and_back_unchanged() -> None:
     history: list[Message] = [

@@ -9,6 +9,8 @@ import pytest
 
 from stalwart.models import DEFAULT_PRICES, Price, PriceTable, Usage, register_price
 
+pytestmark = pytest.mark.unit
+
 
 def test_cost_is_exact_decimal_dollars_per_million_tokens() -> None:
     table = PriceTable()

@@ -23,6 +23,8 @@ from stalwart.models import (
 )
 from stalwart.tools import spec_of, tool
 
+pytestmark = pytest.mark.unit
+
 
 @tool
 def get_order(order: str) -> dict[str, str]:

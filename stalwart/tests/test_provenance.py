@@ -5,8 +5,12 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
+
 from stalwart.policy.provenance import SeenResult, all_from_turn, sources_of
 from stalwart.selector import GRAMMAR as ENGLISH
+
+pytestmark = pytest.mark.unit
 
 TURN = 'please charge order #4411 $40 and note "gift wrap" for Ada'
 GET_ORDER = SeenResult(step=1, tool="get_order", result={"order": "4411", "amount": "40.00"})

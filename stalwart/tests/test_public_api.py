@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 import stalwart
 from stalwart import errors
+
+pytestmark = pytest.mark.unit
 
 
 def test_every_exported_name_is_there_and_every_stalwart_error_is_exported() -> None:

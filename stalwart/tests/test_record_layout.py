@@ -26,6 +26,8 @@ from stalwart.record.schema import (
     to_columns,
 )
 
+pytestmark = pytest.mark.unit
+
 WAL_FRAME = 24 + 4096  # a frame header and one page
 
 

@@ -20,6 +20,8 @@ from stalwart.record.schema import (
     replace_row,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def _record(store: Store, session: str, seq: int, content: str) -> None:
     store.commit(Changes(messages=[MessageRow(session, seq, "user", content, None, False)]))

@@ -5,8 +5,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from stalwart.record import CallRow, Changes, RunRow, SessionRow, Store
 from stalwart.record.sqlite import SQLiteStore
+
+pytestmark = pytest.mark.unit
 
 
 def _run(session: str, state: str) -> RunRow:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stalwart import texts
+
+pytestmark = pytest.mark.unit
 
 
 def test_the_chapters_failed_order_replies_are_exact() -> None:

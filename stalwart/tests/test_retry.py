@@ -23,6 +23,8 @@ from stalwart.backoff import Backoff, no_jitter
 from stalwart.clock import FakeClock
 from stalwart.errors import UndoGaveUp
 
+pytestmark = pytest.mark.unit
+
 # The call's verdict, as a table: (writes, retry_safe, in doubt) -> verdict on a first try.
 VERDICTS = [
     (False, False, True, AfterFailure.RETRY),

@@ -21,6 +21,8 @@ from stalwart.policy.rulebook import (
     parse_rulebook,
 )
 
+pytestmark = pytest.mark.unit
+
 SHOP_POLICY = Path(__file__).resolve().parents[1] / "examples" / "shop" / "policy.co"
 
 

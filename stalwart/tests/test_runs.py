@@ -20,6 +20,8 @@ from stalwart._engine.runs import (
 from stalwart.policy.rulebook import PastCall
 from stalwart.record import Store
 
+pytestmark = pytest.mark.unit
+
 Garden = tuple[Project, Agent]
 
 

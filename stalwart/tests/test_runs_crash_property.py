@@ -24,6 +24,8 @@ from service import turn, write_service_project
 
 from stalwart import Agent, FakeClock, Reply
 
+pytestmark = pytest.mark.unit
+
 WRITES = {"charge_card": "refund_card", "book_slot": "free_slot", "send_note": None}
 WRITES["stamp_form"] = None
 UNDOS = {"refund_card", "free_slot"}

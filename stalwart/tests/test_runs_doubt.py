@@ -28,6 +28,8 @@ from stalwart._engine.keys import idempotency_key
 from stalwart.backoff import Backoff, no_jitter
 from stalwart.record import Store
 
+pytestmark = pytest.mark.unit
+
 Shop = tuple[Project, Agent, Any]
 
 

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from stalwart import Agent, FakeClock
 
+pytestmark = pytest.mark.unit
+
 PROPERTY_TOOLS = '''
 from stalwart import tool
 

@@ -12,6 +12,8 @@ from stalwart.selector.english import GRAMMAR
 from stalwart.selector.tokens import Kind, split_clauses, tokenize
 from stalwart.tools import ToolSpec, spec_from_function
 
+pytestmark = pytest.mark.unit
+
 SHOP = shop_specs()
 HOTEL = specs(hotel)
 HOME = specs(home)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selector_toolsets import home, hotel, library, shop_specs, specs
@@ -23,6 +24,8 @@ from selector_toolsets import home, hotel, library, shop_specs, specs
 from stalwart.selector import Reading, read_turn
 from stalwart.selector.english import GRAMMAR
 from stalwart.tools import Param, ToolSpec
+
+pytestmark = pytest.mark.unit
 
 TOOL_SETS: dict[str, list[ToolSpec]] = {
     "shop": shop_specs(),

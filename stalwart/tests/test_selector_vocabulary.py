@@ -15,6 +15,8 @@ from stalwart.selector.core import vocabulary
 from stalwart.selector.english import GRAMMAR
 from stalwart.tools import ToolSpec
 
+pytestmark = pytest.mark.unit
+
 SHOP = shop_specs()
 
 

@@ -25,6 +25,8 @@ from stalwart.testing import (
     say,
 )
 
+pytestmark = pytest.mark.unit
+
 # The user's own tools: a lending desk whose shelf is a JSON file beside agent.yaml.
 TOOLS = '''
 import json

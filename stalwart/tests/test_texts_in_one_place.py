@@ -7,8 +7,12 @@ import ast
 import importlib
 import pathlib
 
+import pytest
+
 import stalwart
 from stalwart import texts
+
+pytestmark = pytest.mark.unit
 
 SRC = pathlib.Path(stalwart.__file__).parent
 
@@ -81,16 +85,16 @@ def test_every_text_the_code_names_exists() -> None:
     """Every `texts.X` and `from ...texts import X` in the sources and the tests resolves."""
     tests = pathlib.Path(__file__).parent
     for path in [*SRC.rglob("*.py"), *tests.rglob("*.py")]:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
         # the names this file gives the run's texts package (serve's modules name theirs texts)
         aliases = {
             alias.asname or alias.name
-            for node in ast.walk(tree)
+            for node in nodes
             if isinstance(node, ast.ImportFrom) and node.module in ("stalwart", None, "..")
             for alias in node.names
             if alias.name == "texts" and (path.parent.name != "serve" or alias.asname)
         }
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("texts"):
                 package = "stalwart.texts.serve" if node.module == "serve.texts" else texts
                 for alias in node.names:

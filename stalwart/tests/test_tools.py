@@ -16,6 +16,8 @@ from stalwart.tools import (
     tools_in_module,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def test_bare_decorator_is_a_read_and_keeps_the_function_callable() -> None:
     @tool

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from stalwart import texts
@@ -19,6 +20,8 @@ from .serve_support import (
     Desk,
     sign_in,
 )
+
+pytestmark = pytest.mark.unit
 
 
 def new_session(client: TestClient, headers: dict[str, str]) -> str:

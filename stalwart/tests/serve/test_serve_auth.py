@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from stalwart.serve import Service, create_app
 from stalwart.serve.users import Users, check_password, make_verifier
 
 from .serve_support import FIRST_ORDER, InstantClock, write_desk
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_reverse_proxys_header_names_the_user(tmp_path: Path) -> None:

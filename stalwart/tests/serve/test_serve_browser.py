@@ -21,7 +21,7 @@ from .serve_support import (
     Desk,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.acceptance, pytest.mark.browser]
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 expect.set_options(timeout=20_000)

@@ -7,6 +7,8 @@ import select
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .serve_support import (
     FIRST_ORDER,
     FIRST_REPLY,
@@ -16,6 +18,8 @@ from .serve_support import (
     STALWART,
     write_desk,
 )
+
+pytestmark = pytest.mark.acceptance
 
 
 class Terminal:

@@ -20,6 +20,8 @@ from .serve_support import (
     write_desk,
 )
 
+pytestmark = pytest.mark.acceptance
+
 
 def test_serve_prints_its_address_and_serves_the_api_on_the_yamls_record(
     tmp_path: Path,

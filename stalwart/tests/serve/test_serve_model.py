@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from stalwart.clock import FakeClock
@@ -12,6 +13,8 @@ from stalwart.models.base import ToolCall
 from stalwart.serve import Service, create_app
 
 from .serve_support import InstantClock, sign_in, write_desk
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_models_step_shows_where_each_argument_came_from(tmp_path: Path) -> None:

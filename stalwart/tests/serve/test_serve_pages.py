@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from fastapi.testclient import TestClient
 
 from stalwart import texts
 
 from .serve_support import FIRST_ORDER, PASSWORDS, SECOND_ORDER, Desk, sign_in
+
+pytestmark = pytest.mark.unit
 
 
 def login_form(client: TestClient, user: str) -> None:
