@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from pg_fixtures import BACKENDS, pg_server, pg_url, pytest_terminal_summary  # noqa: F401
 
 from stalwart import Agent, Reply
@@ -18,6 +19,11 @@ from stalwart._engine.retry import UNDO_BACKOFF
 from stalwart.backoff import no_jitter
 from stalwart.clock import FakeClock
 from stalwart.record import Store, open_store
+
+# No test is timed (speed is for benchmarks/): hypothesis neither sets a deadline nor calls an
+# input "too slow", which a busy machine turns into failures that say nothing of the code.
+settings.register_profile("stalwart", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("stalwart")
 
 TIERS = ("unit", "integration", "acceptance")
 
