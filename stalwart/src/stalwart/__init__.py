@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
 from . import logs as logs  # the `stalwart` logger's NullHandler, before anything logs
 from ._engine.current import CurrentCall, current_call
 from .agent import Agent, RecordedCall
@@ -48,7 +50,13 @@ from .replies import Reply, Waiting
 from .tools import ToolSpec, UndoSpec, tool
 from .tools.lints import Lint
 
+try:
+    __version__ = version("stalwart")
+except PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
+
 __all__ = [
+    "__version__",
     "Agent",
     "Ambiguous",
     "AnswerError",

@@ -76,6 +76,7 @@ _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Pat
 
 
 @click.group()
+@click.version_option(package_name="stalwart", prog_name="stalwart")
 def main() -> None:
     """stalwart: an agent runtime whose every write is confirmed, keyed, recorded and undoable."""
     logs.warnings_to_stderr()
