@@ -157,20 +157,21 @@ class ToolWords:
         params = tuple(
             ParamWords.of(p, grammar) for p in spec.params if p.name != IDEMPOTENCY_KEY_PARAM
         )
+        name_stems = _content_stems(spec.name, grammar)
+        doc_stems = _content_stems(spec.summary, grammar)
         return ToolWords(
             spec=spec,
-            name_stems=_content_stems(spec.name, grammar),
-            doc_stems=_content_stems(spec.summary, grammar),
+            name_stems=name_stems,
+            doc_stems=doc_stems,
             params=params,
             by_length=tuple(sorted(params, key=lambda p: -len(p.stems))),
             has_int=any(p.kind is int for p in params),
             signature=_signature(spec, params),
+            stems=name_stems | doc_stems,
         )
 
-    @property
-    def stems(self) -> frozenset[str]:
-        """Every stem that can vote for the tool: a clause saying none cannot match it."""
-        return self.name_stems | self.doc_stems
+    # Every stem that can vote for the tool: a clause saying none cannot match it.
+    stems: frozenset[str]
 
 
 def _signature(spec: ToolSpec, params: tuple[ParamWords, ...]) -> Hashable:
@@ -190,12 +191,19 @@ def _content_stems(text: str, grammar: Grammar) -> frozenset[str]:
 
 
 _VOCABULARY_CACHE_SIZE = 64
-_vocabularies: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], Grammar, tuple[ToolWords, ...]]]
-_vocabularies = {}
+_Known = tuple[tuple[ToolSpec, ...], Grammar, tuple[ToolWords, ...], "ShapeMemo"]
+_vocabularies: dict[tuple[int, ...], _Known] = {}
 _vocabularies_guard = threading.Lock()
 
 
 def vocabulary(tools: Sequence[ToolSpec], grammar: Grammar) -> tuple[ToolWords, ...]:
+    """The words of these tools (first of each name), worked out once per tool set."""
+    return vocabulary_memo(tools, grammar)[0]
+
+
+def vocabulary_memo(
+    tools: Sequence[ToolSpec], grammar: Grammar
+) -> tuple[tuple[ToolWords, ...], ShapeMemo]:
     """The words of these tools (first of each name), worked out once per tool set.
 
     An agent reads every turn over the same tools, and stemming their names, docstrings
@@ -208,13 +216,14 @@ def vocabulary(tools: Sequence[ToolSpec], grammar: Grammar) -> tuple[ToolWords, 
     with _vocabularies_guard:
         known = _vocabularies.get(key)
     if known is not None:
-        return known[2]
+        return known[2], known[3]
     words = tuple(ToolWords.of(spec, grammar) for spec in unique)
+    memo = ShapeMemo()
     with _vocabularies_guard:
         if len(_vocabularies) >= _VOCABULARY_CACHE_SIZE:
             del _vocabularies[next(iter(_vocabularies))]  # the oldest tool set
-        _vocabularies[key] = (tuple(unique), grammar, words)
-    return words
+        _vocabularies[key] = (tuple(unique), grammar, words, memo)
+    return words, memo
 
 
 # --- argument types ---
@@ -262,35 +271,32 @@ class _Clause:
 
     @staticmethod
     def of(tokens: list[Token], grammar: Grammar) -> _Clause:
-        words = [token.kind is Kind.WORD for token in tokens]
-        joined = tuple(
-            token.lower.replace("-", "_") if word else None
-            for token, word in zip(tokens, words, strict=True)
-        )
-        stems = tuple(
-            grammar.stem(token.lower) if word else None
-            for token, word in zip(tokens, words, strict=True)
-        )
+        joined: list[str | None] = []
+        stems: list[str | None] = []
+        said: list[frozenset[str]] = []
         where: dict[str, set[int]] = {}
-        for position, (form, stem) in enumerate(zip(joined, stems, strict=True)):
-            if form is not None and stem is not None:
-                where.setdefault(form, set()).add(position)
-                where.setdefault(stem, set()).add(position)
-        said = tuple(
-            frozenset(
-                grammar.stem(part)
-                for part in word_parts(token.text)
-                if part not in grammar.stop_words
-            )
-            if word and token.lower not in grammar.stop_words
-            else frozenset()
-            for token, word in zip(tokens, words, strict=True)
-        )
+        stop_words, stem, nothing = grammar.stop_words, grammar.stem, frozenset[str]()
+        for position, token in enumerate(tokens):
+            if token.kind is not Kind.WORD:
+                joined.append(None)
+                stems.append(None)
+                said.append(nothing)
+                continue
+            form, its_stem = token.lower.replace("-", "_"), stem(token.lower)
+            joined.append(form)
+            stems.append(its_stem)
+            where.setdefault(form, set()).add(position)
+            where.setdefault(its_stem, set()).add(position)
+            if token.lower in stop_words:
+                said.append(nothing)
+            else:
+                parts = word_parts(token.text)
+                said.append(frozenset(stem(part) for part in parts if part not in stop_words))
         return _Clause(
             tokens=tokens,
-            joined=joined,
-            stems=stems,
-            said=said,
+            joined=tuple(joined),
+            stems=tuple(stems),
+            said=tuple(said),
             all_said=frozenset().union(*said),
             where=where,
         )
@@ -314,6 +320,7 @@ class _Binding:
     (`ToolWords.signature`), so tools declaring the same ones share one per clause."""
 
     args: dict[str, Any] = field(default_factory=dict)
+    at: dict[str, int] = field(default_factory=dict)  # the token each argument was read from
     used: set[int] = field(default_factory=set)  # token positions taken by arguments
     named: int = 0  # parameters bound by their name
     problem: Callable[[str], str] | None = None  # given the tool's name, why it cannot be
@@ -323,6 +330,7 @@ class _Binding:
 class _ToolReading:
     tool: ToolWords
     args: dict[str, Any]
+    at: dict[str, int]
     problem: str | None
     score: tuple[int, int, int]
 
@@ -427,6 +435,7 @@ def _bind_by_name(binding: _Binding, tool: ToolWords, clause: _Clause, grammar: 
             continue
         sayings = [position for position in sorted(offered) if tokens[position].text == texts[0]]
         binding.args[name] = _convert(tokens[sayings[0]], kinds[name], grammar)
+        binding.at[name] = sayings[0]
         binding.named += 1
         for position in sayings:
             binding.used.add(position)
@@ -518,6 +527,7 @@ def _bind_by_type(
             binding.problem = partial(no_argument_for, token.text)
             return
         binding.args[takers[0].name] = _convert(token, takers[0].kind, grammar)
+        binding.at[takers[0].name] = position
         binding.used.add(position)
 
 
@@ -534,6 +544,7 @@ def _bind(tool: ToolWords, clause: _Clause, grammar: Grammar) -> _Binding:
             binding.problem = partial(required_not_given, missing[0])
     # Keep the arguments in the order the tool declares them.
     binding.args = {p.name: binding.args[p.name] for p in tool.params if p.name in binding.args}
+    binding.at = {name: binding.at[name] for name in binding.args}
     return binding
 
 
@@ -545,48 +556,161 @@ def _read_as(tool: ToolWords, clause: _Clause, binding: _Binding) -> _ToolReadin
     return _ToolReading(
         tool=tool,
         args=binding.args,
+        at=binding.at,
         problem=None if binding.problem is None else binding.problem(tool.spec.name),
         score=(len(said & tool.name_stems), binding.named, len(said & tool.doc_stems)),
     )
 
 
 def read_clause(
-    clause: str, offset: int, tools: Sequence[ToolWords], grammar: Grammar
+    clause: str,
+    offset: int,
+    tools: Sequence[ToolWords],
+    grammar: Grammar,
+    memo: ShapeMemo | None = None,
 ) -> Step | str:
-    """The clause's step, or the reason it cannot be read."""
-    cut = _Clause.of(tokenize(clause, offset, grammar), grammar)
+    """The clause's step, or the reason it cannot be read.
+
+    With a `memo` (one per tool set, `vocabulary_memo`), a clause of a shape read before
+    takes the same tool and the same tokens as arguments without reading again.
+    """
+    tokens = tokenize(clause, offset, grammar)
+    shape = _shape(tokens) if memo is not None else None
+    if memo is not None and shape is not None:
+        known = memo.get(shape)
+        if known is not None:
+            tool, at = known
+            args = {name: _convert(tokens[position], kind, grammar) for name, position, kind in at}
+            return Step(tool=tool, args=args, clause=clause)
+    outcome = _read_tokens(tokens, tools, grammar)
+    if isinstance(outcome, str):
+        return outcome
+    kinds = {p.name: p.kind for p in outcome.tool.params}
+    if memo is not None and shape is not None:
+        memo.put(
+            shape,
+            (outcome.tool.spec.name, tuple((n, at, kinds[n]) for n, at in outcome.at.items())),
+        )
+    return Step(tool=outcome.tool.spec.name, args=dict(outcome.args), clause=clause)
+
+
+def _read_tokens(
+    tokens: list[Token], tools: Sequence[ToolWords], grammar: Grammar
+) -> _ToolReading | str:
+    """The clause's reading, or the reason it cannot be read.
+
+    A tool's score is at most what the whole clause says of it (`_ceiling`), so tools are
+    read highest ceiling first, and one whose ceiling is below the best score read so far
+    is not bound at all: it could not be the reading nor tie with it. The result is the
+    one reading every tool gives; only the work is less.
+    """
+    cut = _Clause.of(tokens, grammar)
+    hopeful = [
+        (_ceiling(tool, cut), order, tool)
+        for order, tool in enumerate(tools)
+        if not tool.stems.isdisjoint(cut.all_said)  # else no word of the clause names it
+    ]
+    hopeful.sort(key=lambda entry: (entry[0], -entry[1]), reverse=True)
     bindings: dict[Hashable, _Binding] = {}
-    readings: list[_ToolReading] = []
-    for tool in tools:
-        if tool.stems.isdisjoint(cut.all_said):
-            continue  # it cannot match: the clause says none of its name or docstring words
+    best: tuple[int, int, int] | None = None
+    top: list[tuple[int, _ToolReading]] = []
+    for ceiling, order, tool in hopeful:
+        if best is not None and ceiling < best:
+            break
         binding = bindings.get(tool.signature)
         if binding is None:
             binding = bindings[tool.signature] = _bind(tool, cut, grammar)
         reading = _read_as(tool, cut, binding)
-        if reading.matches:
-            readings.append(reading)
-    if not readings:
+        if not reading.matches:
+            continue
+        if best is None or reading.score > best:
+            best, top = reading.score, [(order, reading)]
+        elif reading.score == best:
+            top.append((order, reading))
+    if not top:
         return NO_TOOL_MATCHES
-    best = max(r.score for r in readings)
-    top = [r for r in readings if r.score == best]
     if len(top) > 1:
-        return tools_match_equally([r.tool.spec.name for r in top])
-    chosen = top[0]
+        return tools_match_equally([r.tool.spec.name for _, r in sorted(top, key=_first)])
+    chosen = top[0][1]
     if chosen.problem is not None:
         return chosen.problem
-    return Step(tool=chosen.tool.spec.name, args=dict(chosen.args), clause=clause)
+    return chosen
+
+
+# What a clause's reading depends on: each token's kind, each word as lower-case text, and
+# which tokens have the same text (a value said twice is one value). Each value's own text
+# is only converted at the end, so clauses of one shape read as one tool with their values
+# taken from the same positions ("charge order 4411 40.00" as "charge order 17 5.00").
+Shape = tuple[tuple[Kind, str | None, int], ...]
+MemoEntry = tuple[str, tuple[tuple[str, int, Any], ...]]  # tool, (param, position, type)
+
+
+def _shape(tokens: Sequence[Token]) -> Shape | None:
+    if len(tokens) > _MEMO_MAX_TOKENS:
+        return None  # a long clause is rarely said twice: not kept
+    first: dict[str, int] = {}
+    return tuple(
+        (
+            token.kind,
+            token.lower if token.kind is Kind.WORD else None,
+            first.setdefault(token.text, position),
+        )
+        for position, token in enumerate(tokens)
+    )
+
+
+_MEMO_MAX_TOKENS = 32
+_MEMO_SIZE = 2048
+
+
+class ShapeMemo:
+    """The readings of clause shapes read before over one tool set, the oldest forgotten
+    first; only clauses that were read (a reason names the clause's own values)."""
+
+    def __init__(self, size: int = _MEMO_SIZE) -> None:
+        self._size = size
+        self._entries: dict[Shape, MemoEntry] = {}
+        self._guard = threading.Lock()
+
+    def get(self, shape: Shape) -> MemoEntry | None:
+        return self._entries.get(shape)
+
+    def put(self, shape: Shape, entry: MemoEntry) -> None:
+        with self._guard:
+            if len(self._entries) >= self._size:
+                del self._entries[next(iter(self._entries))]
+            self._entries[shape] = entry
+
+    def clear(self) -> None:
+        with self._guard:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _ceiling(tool: ToolWords, clause: _Clause) -> tuple[int, int, int]:
+    """The highest score the clause could give the tool: every word it says votes, and
+    every parameter whose name's first word it says is bound by name."""
+    where = clause.where
+    named = sum(1 for p in tool.params if not p.stems or p.joined in where or p.stems[0] in where)
+    said = clause.all_said
+    return (len(said & tool.name_stems), named, len(said & tool.doc_stems))
+
+
+def _first(entry: tuple[int, _ToolReading]) -> int:
+    return entry[0]
 
 
 def read(turn: str, tools: Sequence[ToolSpec], grammar: Grammar) -> Reading:
     """Read every clause of the turn with this grammar over these tools."""
-    words = vocabulary(tools, grammar)
+    words, memo = vocabulary_memo(tools, grammar)
     clauses = split_clauses(turn, grammar)
     if not clauses:
         return Reading(steps=(), unread_clause=turn.strip(), reason=NOTHING_SAID)
     steps: list[Step] = []
     for clause, offset in clauses:
-        outcome = read_clause(clause, offset, words, grammar)
+        outcome = read_clause(clause, offset, words, grammar, memo)
         if isinstance(outcome, str):
             return Reading(steps=(), unread_clause=clause, reason=outcome)
         steps.append(outcome)

@@ -35,7 +35,12 @@ import re
 
 from .grammar import Grammar
 
-CLAUSE_SEPARATOR = re.compile(r",?\s*\band\s+then\b|,?\s*\bthen\b|;", re.IGNORECASE)
+# The comma and spaces before "then" belong to the separator. A match may begin on spaces
+# only where no space or comma stands before them: the match starting one earlier would
+# have been found first anyway, and without the look-behind every space of a long run of
+# them began an attempt that scanned the rest of the run (the square of its length).
+_BEFORE = r"(?:,|(?<![\s,]))\s*"
+CLAUSE_SEPARATOR = re.compile(rf"{_BEFORE}\band\s+then\b|{_BEFORE}\bthen\b|;", re.IGNORECASE)
 
 _STOP_WORDS_TEXT = """
     a an the this that these those it its it's my our your their his her me us i we you

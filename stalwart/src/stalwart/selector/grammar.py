@@ -20,11 +20,13 @@ class Grammar:
     """What one language says about clauses, words and numbers; see `english.py`."""
 
     language: str  # a snowballstemmer algorithm name
+    # Every attempt to match it must be bounded by the text it matches (no attempt may
+    # start inside a run it could have started before), so splitting a turn is linear.
     clause_separator: re.Pattern[str]
     stop_words: frozenset[str]
     true_words: frozenset[str]
     false_words: frozenset[str]
-    integer: re.Pattern[str]
+    integer: re.Pattern[str]  # numbers are written with digits: a word of letters is none
     decimal: re.Pattern[str]
     number_marks: str = ""  # characters allowed before a number and not part of it
     decimal_point: str = "."  # how `decimal` writes the point ("40,00" in Portuguese)

@@ -10,8 +10,8 @@ turn, at `Token.start`: that is why a value bound from a token is always in the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 from .grammar import Grammar
 
@@ -35,58 +35,87 @@ _LEADING = "(["
 _TRAILING = ".,;:!?)]"
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
+    # A tuple, not a frozen dataclass: a turn makes a token per word, and a frozen
+    # dataclass sets each field through object.__setattr__.
     kind: Kind
     text: str  # the value as written: for a quoted string, what is between the quotes
     start: int  # where `text` starts in the turn
-
-    @property
-    def lower(self) -> str:
-        return self.text.lower()
+    lower: str  # `text` lower-cased, made once: every tool the clause is read as asks
 
 
 def split_clauses(turn: str, grammar: Grammar) -> list[tuple[str, int]]:
-    """The turn's non-empty clauses, each with where it starts in the turn."""
-    quoted = [match.span() for match in QUOTED.finditer(turn)]
+    """The turn's non-empty clauses, each with where it starts in the turn.
+
+    One scan, left to right, over quoted strings and separators together: a quoted string
+    is stepped over whole, so a separator inside it is never seen, and no separator is
+    compared with every quoted string (that made a turn of many of both cost the square
+    of its length). The work is linear in the turn's length, given a separator pattern
+    whose every match attempt is bounded (see `Grammar.clause_separator`).
+    """
+    scan = _scanner(grammar.clause_separator)
     clauses: list[tuple[str, int]] = []
     start = 0
-    for separator in grammar.clause_separator.finditer(turn):
-        if any(left <= separator.start() < right for left, right in quoted):
-            continue
-        clauses.append((turn[start : separator.start()], start))
-        start = separator.end()
+    for found in scan.finditer(turn):
+        if found.lastgroup != "separator":
+            continue  # a quoted string, stepped over
+        clauses.append((turn[start : found.start()], start))
+        start = found.end()
     clauses.append((turn[start:], start))
-    found: list[tuple[str, int]] = []
+    kept: list[tuple[str, int]] = []
     for text, offset in clauses:
-        stripped = text.strip()
+        stripped = text.lstrip()
         if stripped:
-            found.append((stripped, offset + text.index(stripped)))
-    return found
+            kept.append((stripped.rstrip(), offset + len(text) - len(stripped)))
+    return kept
+
+
+# By the separator's identity: hashing a compiled pattern hashes its whole program, which
+# cost more than the scan of a short turn. Each entry keeps its separator alive.
+_scanners: dict[int, tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+
+def _scanner(separator: re.Pattern[str]) -> re.Pattern[str]:
+    """Quoted strings or a separator, whichever starts first (a quoted string on a tie)."""
+    known = _scanners.get(id(separator))
+    if known is not None and known[0] is separator:
+        return known[1]
+    scan = re.compile(f"{QUOTED.pattern}|(?P<separator>{separator.pattern})", separator.flags)
+    if len(_scanners) >= 16:
+        _scanners.clear()
+    _scanners[id(separator)] = (separator, scan)
+    return scan
 
 
 def tokenize(clause: str, offset: int, grammar: Grammar) -> list[Token]:
     """Cut a clause into tokens; `offset` is where the clause starts in the turn."""
     tokens: list[Token] = []
+    append, word, marks = tokens.append, _WORD.fullmatch, grammar.number_marks
+    decimal, integer = grammar.decimal.fullmatch, grammar.integer.fullmatch
     for chunk in _CHUNK.finditer(clause):
         text, start = chunk.group(), offset + chunk.start()
         if chunk.lastgroup is not None:
-            tokens.append(Token(Kind.QUOTED, text[1:-1], start + 1))
+            inner = text[1:-1]
+            append(Token(Kind.QUOTED, inner, start + 1, inner.lower()))
             continue
         stripped = text.lstrip(_LEADING)
         start += len(text) - len(stripped)
         stripped = stripped.rstrip(_TRAILING)
         if not stripped:
             continue
-        unmarked = stripped.lstrip(grammar.number_marks)
-        if grammar.decimal.fullmatch(unmarked):
-            tokens.append(Token(Kind.DECIMAL, unmarked, start + len(stripped) - len(unmarked)))
-        elif grammar.integer.fullmatch(unmarked):
-            tokens.append(Token(Kind.INTEGER, unmarked, start + len(stripped) - len(unmarked)))
-        elif _WORD.fullmatch(stripped):
-            tokens.append(Token(Kind.WORD, stripped, start))
+        if word(stripped):
+            # Letters only: no number (a grammar writes its numbers with digits). Most
+            # tokens are words, so they are known at the first test.
+            append(Token(Kind.WORD, stripped, start, stripped.lower()))
+            continue
+        unmarked = stripped.lstrip(marks)
+        at = start + len(stripped) - len(unmarked)
+        if decimal(unmarked):
+            append(Token(Kind.DECIMAL, unmarked, at, unmarked.lower()))
+        elif integer(unmarked):
+            append(Token(Kind.INTEGER, unmarked, at, unmarked.lower()))
         else:
-            tokens.append(Token(Kind.OTHER, stripped, start))
+            append(Token(Kind.OTHER, stripped, start, stripped.lower()))
     return tokens
 
 
