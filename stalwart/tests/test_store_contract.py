@@ -222,7 +222,8 @@ def test_a_record_made_before_a_column_was_added_gains_it(
     _drop_column(location, table, column)  # the record as an older stalwart left it
     record = _open(location, opened).load("s1")
     assert record is not None
-    assert getattr(record.calls[0], column) == default
+    row = {"calls": record.calls[0], "sessions": record.session}[table]
+    assert getattr(row, column) == default
 
 
 def _drop_column(location: str, table: str, column: str) -> None:

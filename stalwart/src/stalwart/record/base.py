@@ -15,7 +15,12 @@ Contract
   machine (SQLite: WAL with synchronous=FULL; PostgreSQL: a committed transaction).
   Each row is an upsert by its table's key (`schema.TABLES`): a row with a key
   already recorded replaces it whole. An empty `Changes` commits nothing and does not
-  count. Each real commit adds one to `commits` (the benchmark counts them).
+  count. Each real commit adds one to `commits` (the benchmark counts them). Each commit
+  moves the `version` of every session it touches on by one, in its own transaction,
+  whatever the rows given say (a new session row is written with its own).
+- A backend may answer `load` under the session's lock from a copy kept in process
+  memory, only when the version it read right after the lock was had is the one the copy
+  was kept at (`cache.py`): a change made by any other process or store object wins.
 - `lock(session)` is a context manager giving the caller the sole right to advance
   that session until it exits, across threads and processes: a second `lock` of the
   same session blocks until the first is released (or raises `SessionBusy` after the

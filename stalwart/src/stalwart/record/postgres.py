@@ -48,6 +48,7 @@ except ImportError as missing:  # psycopg comes with the extra, not with stalwar
 
 from ..errors import SessionBusy
 from .base import Changes, SessionRecord
+from .cache import MISS, SessionCache
 from .schema import (
     ADDED_COLUMNS,
     TABLE_OF,
@@ -56,6 +57,7 @@ from .schema import (
     MessageRow,
     RunRow,
     SessionRow,
+    as_loaded,
     column_names,
     from_values,
     to_columns,
@@ -123,6 +125,15 @@ _REAL_AT = {
 }
 
 
+_BUMP = 'UPDATE "sessions" SET "version" = "version" + 1 WHERE "session" = ANY(%s::text[])'
+# Two statements in one query (bound on the client: the connection's cursors are client
+# cursors): one round trip, and the second's snapshot is taken once the lock is had.
+_LOCK_AND_STAMP = (
+    "SELECT pg_advisory_lock(%s); "
+    'SELECT "version", "created"::text FROM "sessions" WHERE "session" = %s'
+)
+
+
 def ddl() -> list[str]:
     """CREATE statements for every table of the schema."""
     statements: list[str] = []
@@ -169,6 +180,7 @@ class PostgresStore:
         self._idle: list[psycopg.Connection[Any]] = []
         self._held = threading.local()
         self._closed = False
+        self._cache = SessionCache()
         with self._borrowed() as connection, connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
             for statement in ddl():
@@ -185,6 +197,14 @@ class PostgresStore:
                     connection.execute(added_column_ddl(table, column, default))
 
     def load(self, session: str) -> SessionRecord | None:
+        kept = self._cache.get(session)  # current, by the version read with the lock
+        if kept is not MISS:
+            return kept  # type: ignore[return-value]  # a SessionRecord or None
+        record = self._load(session)
+        self._cache.loaded(session, record)
+        return record
+
+    def _load(self, session: str) -> SessionRecord | None:
         with self._connection() as connection, psycopg.Cursor(connection) as cursor:
             try:
                 cursor.execute(_LOAD_SQL, {"session": session})
@@ -208,17 +228,33 @@ class PostgresStore:
             return
         statements: list[str] = []
         values: list[Any] = []
+        written: dict[int, list[Any]] = {}  # each row's column values, by the row's id
         for row_type, rows in _by_table(changes):
             latest = _latest_by_key(row_type, rows)
             if not latest:
                 continue
+            columns = [to_columns(row) for row in latest]
+            written.update(
+                (id(row), list(c.values())) for row, c in zip(latest, columns, strict=True)
+            )
             statements.append(_upsert_sql(row_type))
-            values.append(_rows_json([to_columns(row) for row in latest]))
-        with self._connection() as connection:
-            with psycopg.Cursor(connection) as cursor:
+            values.append(_rows_json(columns))
+        # Every commit moves on the version of each session it touches; a session row it
+        # upserts has its version moved by the upsert itself (or written, if it is new).
+        upserted = {row.session for row in changes.sessions}
+        bumped = [s for s in dict.fromkeys(r.session for r in changes.rows()) if s not in upserted]
+        if bumped:
+            statements.insert(0, _BUMP)
+            values.insert(0, bumped)
+        try:
+            with self._connection() as connection, psycopg.Cursor(connection) as cursor:
                 cursor.execute(_one_statement(tuple(statements)), values)
-            with self._counter:
-                self.commits += 1
+        except BaseException:
+            self._cache.failed(changes)
+            raise
+        with self._counter:
+            self.commits += 1
+        self._cache.committed(changes, lambda row: as_loaded(row, written.get(id(row))))
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
         wanted = list(states)
@@ -234,7 +270,11 @@ class PostgresStore:
         key = session_lock_key(session)
         connection = self._take()
         try:
-            connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+            # The session's version, read in the same round trip, by a statement of its
+            # own after the lock is had (a statement's snapshot is taken when it starts).
+            locked = connection.execute(_LOCK_AND_STAMP, (key, session))
+            locked.nextset()
+            found = locked.fetchone()
         except errors.LockNotAvailable as error:
             self._give_back(connection)
             raise SessionBusy(
@@ -246,9 +286,11 @@ class PostgresStore:
             raise
         stack = self._held_stack()
         stack.append(connection)
+        self._cache.locked(session, None if found is None else (found[0], float(found[1])))
         try:
             yield
         finally:
+            self._cache.released(session)
             stack.pop()
             try:
                 connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
@@ -323,7 +365,10 @@ def _upsert_sql(row_type: type) -> str:
     names = column_names(row_type)
     columns = ", ".join(f'"{n}"' for n in names)
     key = ", ".join(f'"{n}"' for n in table.key)
-    updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in table.key)
+    moved = [f'"{n}" = excluded."{n}"' for n in names if n not in (*table.key, table.counter)]
+    if table.counter is not None:
+        moved.append(f'"{table.counter}" = "{table.name}"."{table.counter}" + 1')
+    updates = ", ".join(moved)
     return (
         f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} '
         f'FROM json_populate_recordset(NULL::"{table.name}", %s::json) '

@@ -51,6 +51,10 @@ class SessionRow:
     user: str
     agent: str
     created: float
+    # Moved on by one by every commit that touches the session (the backend does it, in
+    # the commit's transaction, whatever the row given says): what a copy of the session
+    # kept in process memory is checked against (`record/cache.py`).
+    version: int = 0
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,9 @@ class Table:
     key: tuple[str, ...]
     kinds: dict[str, str]
     index: tuple[str, ...] = field(default=())
+    # A column every commit moves on by one, for each of the table's rows it touches; an
+    # upsert's own value for it is used only when the row is new.
+    counter: str | None = None
 
 
 TABLES: tuple[Table, ...] = (
@@ -146,7 +153,8 @@ TABLES: tuple[Table, ...] = (
         "sessions",
         SessionRow,
         ("session",),
-        {"session": "text", "user": "text", "agent": "text", "created": "real"},
+        {"session": "text", "user": "text", "agent": "text", "created": "real", "version": "int"},
+        counter="version",
     ),
     Table(
         "runs",
@@ -217,7 +225,10 @@ TABLE_OF: dict[type, Table] = {table.row: table for table in TABLES}
 
 # Columns added after a table was first released: a backend adds them to a record made
 # before, each with this default for the rows already there.
-ADDED_COLUMNS: tuple[tuple[str, str, int], ...] = (("calls", "tries", 0),)
+ADDED_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("calls", "tries", 0),
+    ("sessions", "version", 0),
+)
 
 Row = TypeVar("Row")
 
@@ -230,6 +241,7 @@ class _Layout:
     read: Callable[[Any], tuple[Any, ...]]  # the row's attribute values, in column order
     json_at: tuple[int, ...]  # positions of the JSON columns
     bool_at: tuple[int, ...]  # positions of the bool columns
+    real_at: tuple[int, ...]  # positions of the double columns
 
 
 def _layout(table: Table) -> _Layout:
@@ -241,6 +253,7 @@ def _layout(table: Table) -> _Layout:
         read=attrgetter(*names),
         json_at=tuple(i for i, kind in enumerate(kinds) if kind == "json"),
         bool_at=tuple(i for i, kind in enumerate(kinds) if kind == "bool"),
+        real_at=tuple(i for i, kind in enumerate(kinds) if kind == "real"),
     )
 
 
@@ -284,6 +297,17 @@ def from_values(row_type: type[Row], values: Sequence[Any]) -> Row:
     row = object.__new__(row_type)
     row.__dict__.update(zip(layout.names, parsed, strict=True))
     return row
+
+
+def as_loaded(row: Row, values: Sequence[Any] | None = None) -> Row:
+    """The row as a load gives it back, from its `column_values` (given, or made): JSON
+    columns parsed from the text written, doubles as doubles, bools as bools."""
+    layout = _LAYOUTS[type(row)]
+    written = list(column_values(row) if values is None else values)
+    for index in layout.real_at:
+        if written[index] is not None:
+            written[index] = float(written[index])
+    return from_values(type(row), written)
 
 
 def from_columns(row_type: type[Row], values: Mapping[str, Any]) -> Row:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import SessionBusy
 from .base import Changes, SessionRecord
+from .cache import MISS, SessionCache
 from .schema import (
     ADDED_COLUMNS,
     TABLE_OF,
@@ -34,6 +35,7 @@ from .schema import (
     RunRow,
     SessionRow,
     Table,
+    as_loaded,
     column_names,
     column_values,
     from_values,
@@ -80,8 +82,11 @@ def upsert_sql(table: Table) -> str:
     columns = ", ".join(f'"{n}"' for n in names)
     marks = ", ".join("?" for _ in names)
     key = ", ".join(f'"{n}"' for n in table.key)
-    fixed = set(table.key) | set(table.index)
-    updates = ", ".join(f'"{n}" = excluded."{n}"' for n in names if n not in fixed)
+    fixed = set(table.key) | set(table.index) | {table.counter}
+    moved = [f'"{n}" = excluded."{n}"' for n in names if n not in fixed]
+    if table.counter is not None:
+        moved.append(f'"{table.counter}" = "{table.name}"."{table.counter}" + 1')
+    updates = ", ".join(moved)
     return (
         f'INSERT INTO "{table.name}" ({columns}) VALUES ({marks}) '
         f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
@@ -118,6 +123,11 @@ def select_sql(table: Table, order: str | None) -> str:
 
 
 _UPSERTS = {table.row: upsert_sql(table) for table in TABLES}
+# Every commit moves the version of each session it touches on by one; a session row the
+# commit upserts has it moved by its upsert (or written, when the row is new).
+_BUMP = 'UPDATE "sessions" SET "version" = "version" + 1 WHERE "session" = ?'
+_STAMP = 'SELECT "version", "created" FROM "sessions" WHERE "session" = ?'
+
 _MOVES = {table.row: moves_sql(table) for table in TABLES}
 _SELECTS = {
     SessionRow: select_sql(TABLE_OF[SessionRow], None),
@@ -147,6 +157,7 @@ class SQLiteStore:
         if not self._memory:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        self._cache = SessionCache()
         self._lock_folder = lock_folder(self.path)
         if not self._memory:
             os.makedirs(self._lock_folder, exist_ok=True)
@@ -158,37 +169,58 @@ class SQLiteStore:
             self._db.execute("COMMIT")
 
     def load(self, session: str) -> SessionRecord | None:
+        kept = self._cache.get(session)  # current, by the version read with the lock
+        if kept is not MISS:
+            return kept  # type: ignore[return-value]  # a SessionRecord or None
         with self._guard:
             head = self._select(SessionRow, session)
             if not head:
                 return None
-            return SessionRecord(
+            record = SessionRecord(
                 session=head[0],
                 runs=tuple(self._select(RunRow, session)),
                 calls=tuple(self._select(CallRow, session)),
                 messages=tuple(self._select(MessageRow, session)),
             )
+        self._cache.loaded(session, record)
+        return record
 
     def commit(self, changes: Changes) -> None:
         if not changes:
             return
+        written: dict[int, list[Any]] = {}  # each row's column values, by the row's id
         with self._guard:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                for row_type, rows in _by_table(changes):
-                    if not rows:
-                        continue
-                    values = [column_values(row) for row in rows]
-                    self._db.executemany(_UPSERTS[row_type], values)
-                    for move in _MOVES[row_type]:
-                        self._db.executemany(
-                            move.sql, [[row[i] for i in move.at] for row in values]
-                        )
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    for row_type, rows in _by_table(changes):
+                        if not rows:
+                            continue
+                        values = [column_values(row) for row in rows]
+                        written.update(zip(map(id, rows), values, strict=True))
+                        self._db.executemany(_UPSERTS[row_type], values)
+                        for move in _MOVES[row_type]:
+                            self._db.executemany(
+                                move.sql, [[row[i] for i in move.at] for row in values]
+                            )
+                    upserted = {row.session for row in changes.sessions}
+                    self._db.executemany(
+                        _BUMP,
+                        [
+                            (s,)
+                            for s in dict.fromkeys(r.session for r in changes.rows())
+                            if s not in upserted
+                        ],
+                    )
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._cache.failed(changes)
                 raise
-            self._db.execute("COMMIT")
             self.commits += 1
+        self._cache.committed(changes, lambda row: as_loaded(row, written.get(id(row))))
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
         wanted = list(states)
@@ -208,19 +240,33 @@ class SQLiteStore:
             raise self._busy(session)
         try:
             if self._memory:
-                yield
+                with self._stamped(session):
+                    yield
                 return
             descriptor = self._open_lock_file(session)
             try:
                 self._flock(descriptor, session, deadline)
                 try:
-                    yield
+                    with self._stamped(session):
+                        yield
                 finally:
                     fcntl.flock(descriptor, fcntl.LOCK_UN)
             finally:
                 os.close(descriptor)
         finally:
             thread_lock.release()
+
+    @contextmanager
+    def _stamped(self, session: str) -> Iterator[None]:
+        """While the lock is held: the session's version as the record has it now, read
+        once the lock is had, so a copy kept here is used only if nobody changed it."""
+        with self._guard:
+            found = self._db.execute(_STAMP, (session,)).fetchone()
+        self._cache.locked(session, None if found is None else (found[0], float(found[1])))
+        try:
+            yield
+        finally:
+            self._cache.released(session)
 
     def _flock(self, descriptor: int, session: str, deadline: float) -> None:
         """Take the flock, waiting at most until `deadline` (the kernel has no timed flock,

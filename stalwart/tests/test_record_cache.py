@@ -1,0 +1,170 @@
+"""The session kept in process memory (record/cache.py) is used only while it is current.
+
+On both backends: every commit moves the session's version on, whoever makes it; a call
+uses the copy kept by its store only when the version read with its lock is the one the
+copy was kept at; so a second Agent object, or a second process, that changed the session
+always wins, and a commit that fails leaves nothing kept.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Project, write_project
+from pg_fixtures import BACKENDS
+
+from stalwart.errors import AnswerError
+from stalwart.record import Changes, MessageRow, SessionRow, Store, open_store
+from stalwart.record.cache import SessionCache
+
+TURN = "paint the fence for order 1, then plant a tree for order 2"
+
+
+@pytest.fixture(params=BACKENDS)
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return str(tmp_path / "record.sqlite")
+
+
+@pytest.fixture
+def project(tmp_path: Path, location: str) -> Iterator[Project]:
+    made = write_project(tmp_path, record=location)
+    yield made
+    for opened in made.agents:
+        opened.close()
+
+
+def cache_of(store: Store) -> SessionCache:
+    cache: SessionCache = store._cache  # type: ignore[attr-defined]
+    return cache
+
+
+def message(seq: int, content: str = "hi") -> MessageRow:
+    return MessageRow("s", seq, "user", content, None, rewound=False)
+
+
+def test_every_commit_moves_the_version_on_whoever_makes_it(location: str) -> None:
+    first, second = open_store(location), open_store(location)
+    try:
+        first.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
+        versions = []
+        for number, (store, changes) in enumerate(
+            [
+                (first, Changes(messages=[message(0)])),
+                (second, Changes(messages=[message(1)])),
+                (first, Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0, version=99)])),
+                (second, Changes(messages=[message(1, "again")])),
+            ]
+        ):
+            store.commit(changes)
+            record = first.load("s")
+            assert record is not None, number
+            versions.append(record.session.version)
+        assert versions == [1, 2, 3, 4]  # a row's own version is not written over the count
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_call_uses_the_kept_session_only_at_the_version_it_was_kept(project: Project) -> None:
+    agent = project.agent()
+    cache = cache_of(agent.store)
+    agent.chat(TURN, user="u-17")
+    agent.confirm_current("u-17", "approve")  # loaded from the record, then kept
+    hits = cache.hits
+    reply = agent.confirm_current("u-17", "approve")
+    assert cache.hits == hits + 1  # nobody else changed it: the kept copy was current
+    assert reply.state == "done"
+    assert [name for name, _ in project.calls] == ["paint_fence", "plant_tree"]
+
+
+def test_a_second_agent_that_changed_the_session_wins(project: Project) -> None:
+    here, there = project.agent(), project.agent()
+    here.chat(TURN, user="u-17")
+    waiting = here.confirm_current("u-17", "approve")  # here keeps the session now
+    assert waiting.waiting[0].tool == "plant_tree"
+    misses = cache_of(here.store).misses
+    stopped = there.confirm("u-17", "cancel all", question=waiting.waiting[0])
+    assert stopped.state == "rolled_back"
+
+    with pytest.raises(AnswerError):  # nothing waits: here sees what there did
+        here.confirm_current("u-17", "approve")
+    assert cache_of(here.store).misses == misses + 1
+    assert [name for name, _ in project.calls] == ["paint_fence", "unpaint_fence"]
+    assert [(c.tool, c.status) for c in here.record("u-17")] == [
+        ("paint_fence", "ran"),
+        ("unpaint_fence", "ran"),
+    ]
+
+
+STEP = """
+import json, sys
+from stalwart import Agent
+
+with Agent.from_file(sys.argv[1]) as agent:
+    reply = agent.confirm_current(sys.argv[2], sys.argv[3])
+print(json.dumps({"state": reply.state, "waiting": [w.tool for w in reply.waiting]}))
+"""
+
+
+def step_in_another_process(project: Project, user: str, answer: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", STEP, str(project.yaml), user, answer],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    stepped: dict[str, Any] = json.loads(done.stdout)
+    return stepped
+
+
+def test_another_process_that_changed_the_session_wins(project: Project) -> None:
+    agent = project.agent()
+    cache = cache_of(agent.store)
+    agent.chat(TURN, user="u-17")
+    agent.chat(TURN, user="u-18")
+    agent.confirm_current("u-17", "approve")  # kept here, waiting on plant_tree
+    assert step_in_another_process(project, "u-17", "skip") == {"state": "done", "waiting": []}
+
+    misses = cache.misses
+    reply = agent.pending("u-17")
+    assert reply is not None and reply.state == "done"  # read without the lock: the record
+    with pytest.raises(AnswerError):
+        agent.confirm_current("u-17", "approve")  # under the lock: the other's change wins
+    assert cache.misses == misses + 1
+    assert [name for name, _ in project.calls] == ["paint_fence"]  # plant_tree was skipped
+
+    # A session the other process did not touch is still taken from memory.
+    agent.confirm_current("u-18", "approve")
+    hits = cache.hits
+    agent.confirm_current("u-18", "approve")
+    assert cache.hits == hits + 1
+
+
+def test_a_commit_that_fails_leaves_nothing_kept(location: str) -> None:
+    store = open_store(location)
+    try:
+        store.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
+        with store.lock("s"):
+            assert store.load("s") is not None  # kept
+        with store.lock("s"):
+            with pytest.raises(Exception):  # noqa: B017,PT011  # each backend raises its own
+                store.commit(Changes(messages=[message(0, "\ud800 cannot be encoded")]))
+            hits = cache_of(store).hits
+            record = store.load("s")
+            assert cache_of(store).hits == hits  # from the record, not from memory
+        assert record is not None and record.messages == ()
+        with store.lock("s"):
+            again = store.load("s")
+        assert again == record
+    finally:
+        store.close()
