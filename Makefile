@@ -86,7 +86,6 @@ test-min-radian:
 
 bench: setup
 	$(PY) stalwart/benchmarks/run.py
-	$(PY) stalwart/benchmarks/selector_speed.py
 	$(PY) stalwart/benchmarks/serve_load.py
 
 # radian arc at 10,000 tasks: plan load, an idle pass of the loop, show (figures, no test).

@@ -10,8 +10,11 @@ so a disk that is slow for a while is slow for both.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -73,3 +76,35 @@ class PostgresFloor:
 
     def close(self) -> None:
         self._connection.close()
+
+
+@dataclass(frozen=True)
+class Fsync:
+    """What making 4 KiB durable costs on this machine's disk, measured alone."""
+
+    seconds: tuple[float, ...]
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.seconds) * 1000
+
+    @property
+    def p95_ms(self) -> float:
+        ordered = sorted(self.seconds)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000
+
+
+def fsync_latency(folder: Path, times: int = 200) -> Fsync:
+    """Write 4 KiB and fsync it, `times` times, in `folder` (where the records are made)."""
+    block = b"x" * 4096
+    seconds: list[float] = []
+    descriptor = os.open(folder / "fsync.probe", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for number in range(times):
+            os.pwrite(descriptor, block, (number % 16) * 4096)
+            began = time.perf_counter()
+            os.fsync(descriptor)
+            seconds.append(time.perf_counter() - began)
+    finally:
+        os.close(descriptor)
+    return Fsync(tuple(seconds))

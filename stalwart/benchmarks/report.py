@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from floor import Fsync
+    from workers import Scaling
 
 
 @dataclass(frozen=True)
@@ -107,3 +114,76 @@ def notes(rows: list[Measured]) -> str:
 
 def _times(seconds: float, floor_secs: float) -> float:
     return seconds / floor_secs if floor_secs else float("nan")
+
+
+def one_table(
+    fsync: Fsync,
+    rows: list[Measured],
+    selector: tuple[float, float],
+    scaling: Sequence[Scaling] | str,
+) -> str:
+    """Everything `make bench` measured, in one table: the machine's fsync first, then the
+    record's runs beside their floors, the selector, and the workers on PostgreSQL."""
+    lines: list[tuple[str, str, str, str]] = [
+        (
+            "fsync of 4 KiB, this disk (measured first)",
+            f"{fsync.median_ms:.3f} ms median, {fsync.p95_ms:.3f} ms p95",
+            "",
+            "a slow disk, not slow code, if high",
+        )
+    ]
+    for row in rows:
+        verdict = "ok" if row.times_floor <= 1.5 else "OVER"
+        lines.append(
+            (
+                f"{row.backend} {row.scenario}: ms/run (median, p95)",
+                f"{row.median_ms:.2f}, {row.p95_ms:.2f} ({row.runs_per_sec:.0f} runs/s)",
+                f"{row.floor_ms_per_run:.2f} ms for {row.commits_per_run:.0f} commits"
+                f" (x {row.times_floor:.2f})",
+                f"<= 1.5 x floor: {verdict}",
+            )
+        )
+    warm, cold = selector
+    lines.append(
+        (
+            "selector, shop desk, three-clause turns/s, one core",
+            f"{warm:,.0f} warm, {cold:,.0f} cold",
+            "",
+            f">= 10,000 warm: {'ok' if warm >= 10_000 else 'UNDER'}",
+        )
+    )
+    if isinstance(scaling, str):
+        lines.append(("workers on PostgreSQL", scaling, "", ""))
+    else:
+        for pause in sorted({s.tool_ms for s in scaling}):
+            measured = sorted((s for s in scaling if s.tool_ms == pause), key=lambda s: s.workers)
+            figures = " / ".join(f"{s.per_sec:.0f}" for s in measured)
+            counts = "/".join(str(s.workers) for s in measured)
+            rates = [s.per_sec for s in measured]
+            if pause:
+                aim = "grows to the last count"
+                met = all(b > a for a, b in zip(rates, rates[1:], strict=False))
+            else:
+                # Past the cores more workers add no CPU: they may add nothing, but must
+                # not take away (a tenth allowed for a shared machine's noise).
+                aim = "no fall past the cores"
+                cores = os.cpu_count() or 1
+                at_cores = [s.per_sec for s in measured if s.workers <= cores] or rates[:1]
+                past = [s.per_sec for s in measured if s.workers > cores]
+                met = all(rate >= 0.9 * at_cores[-1] for rate in past)
+            lines.append(
+                (
+                    f"PostgreSQL sessions/s, {counts} workers, tools {pause} ms",
+                    figures,
+                    "",
+                    f"{aim}: {'ok' if met else 'NO'}",
+                )
+            )
+    widths = [max(len(line[i]) for line in lines) for i in range(4)]
+    header = ("figure", "measured", "floor", "aim")
+    widths = [max(w, len(h)) for w, h in zip(widths, header, strict=True)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    out.append("  ".join("-" * w for w in widths))
+    for line in lines:
+        out.append("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)))
+    return "\n".join(out)

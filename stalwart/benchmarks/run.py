@@ -17,6 +17,7 @@ and the floor measured in the same process: the same number of durable commits, 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import tempfile
@@ -30,9 +31,11 @@ HERE = Path(__file__).resolve().parent
 SHOP = HERE.parent / "examples" / "shop"
 sys.path.insert(0, str(HERE.parent / "tests"))  # pgserver: the tests' PostgreSQL server
 
-from floor import Floor, PostgresFloor, SQLiteFloor  # noqa: E402
+import selector_speed  # noqa: E402
+import workers  # noqa: E402
+from floor import Floor, PostgresFloor, SQLiteFloor, fsync_latency  # noqa: E402
 from profile_runs import where_time_goes  # noqa: E402
-from report import Measured, notes, table  # noqa: E402
+from report import Measured, notes, one_table  # noqa: E402
 
 from stalwart import Agent  # noqa: E402
 from stalwart.record import Store, open_store  # noqa: E402
@@ -75,14 +78,26 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="after the table, profile the failed order on each backend: where the time goes",
     )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=240,
+        help="sessions per worker-scaling measurement on PostgreSQL (240); 0 leaves it out",
+    )
+    parser.add_argument("--turns", type=int, default=1000, help="selector turns per batch")
     options = parser.parse_args(argv)
     if options.runs < 1:
         parser.error("--runs must be 1 or more")
     print(
         f"stalwart benchmark: {options.runs} runs per scenario; Python "
-        f"{platform.python_version()} on {platform.system()} {platform.machine()}",
+        f"{platform.python_version()} on {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} cores",
         flush=True,
     )
+    # First, so a reader can tell a slow disk from slow code: what one fsync costs here.
+    with tempfile.TemporaryDirectory(prefix="stalwart-fsync-") as folder:
+        fsync = fsync_latency(Path(folder))
+    print(f"  measured fsync: median {fsync.median_ms:.3f} ms", flush=True)
     rows: list[Measured] = []
     profiles: list[str] = []
     backends = ("sqlite", "postgres") if options.backend == "all" else (options.backend,)
@@ -96,7 +111,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  measured {backend} {scenario.name}", flush=True)
             if options.profile:
                 profiles.append(f"{backend}, {SCENARIOS[0].name}: {_profile(backend, store)}")
-    print(table(rows))
+    selector = selector_speed.measure(options.turns)
+    print("  measured the selector", flush=True)
+    scaling = (
+        workers.run_all(options.sessions) if options.sessions > 0 else "left out (--sessions 0)"
+    )
+    print(one_table(fsync, rows, selector, scaling))
     print(notes(rows))
     for profile in profiles:
         print(profile)

@@ -54,7 +54,7 @@ class SessionCache:
 
     def __init__(self, size: int = SESSIONS_KEPT) -> None:
         self._size = size
-        self._kept: OrderedDict[str, tuple[Stamp, SessionRecord]] = OrderedDict()
+        self._kept: OrderedDict[str, _Kept] = OrderedDict()
         self._guard = threading.Lock()
         self._held = threading.local()
         self.hits = 0  # loads answered from a kept copy (tests and benchmarks read them)
@@ -81,10 +81,10 @@ class SessionCache:
             return None  # the record has no row for it: a load would give None
         with self._guard:
             kept = self._kept.get(session)
-            if kept is not None and kept[0] == stamp:
+            if kept is not None and kept.stamp == stamp:
                 self._kept.move_to_end(session)
                 self.hits += 1
-                return kept[1]
+                return kept.current()
             self.misses += 1
         return MISS
 
@@ -137,10 +137,13 @@ class SessionCache:
         holds[session] = after
         with self._guard:
             kept = self._kept.get(session)
-        if kept is None or kept[0] != before:
-            self._drop([session])
-            return
-        self._keep(session, after, _applied(kept[1], changes, as_loaded, after))
+            if kept is None or kept.stamp != before:
+                self._kept.pop(session, None)
+                return
+            # Applied when the copy is next used: a row committed again before then (in
+            # flight, then its outcome) is read back once, as its latest.
+            kept.stamp = after
+            kept.pending.append((changes, as_loaded))
 
     # --- inside ---
 
@@ -152,7 +155,7 @@ class SessionCache:
 
     def _keep(self, session: str, stamp: Stamp, record: SessionRecord) -> None:
         with self._guard:
-            self._kept[session] = (stamp, record)
+            self._kept[session] = _Kept(stamp, record)
             self._kept.move_to_end(session)
             while len(self._kept) > self._size:
                 self._kept.popitem(last=False)
@@ -163,36 +166,63 @@ class SessionCache:
                 self._kept.pop(session, None)
 
 
+class _Kept:
+    """A session's copy at `stamp`: `record` with the commits made since applied to it."""
+
+    def __init__(self, stamp: Stamp, record: SessionRecord) -> None:
+        self.stamp = stamp
+        self.record = record
+        self.pending: list[tuple[Changes, Callable[[Any], Any]]] = []
+
+    def current(self) -> SessionRecord:
+        if self.pending:
+            self.record = _applied(self.record, self.pending, self.stamp)
+            self.pending = []
+        return self.record
+
+
 def _sessions(changes: Changes) -> list[str]:
     return list(dict.fromkeys(row.session for row in changes.rows()))
 
 
 def _applied(
-    record: SessionRecord, changes: Changes, as_loaded: Callable[[Any], Any], stamp: Stamp
+    record: SessionRecord, commits: list[tuple[Changes, Callable[[Any], Any]]], stamp: Stamp
 ) -> SessionRecord:
-    """The record with the commit's rows upserted by key, each table in load order."""
+    """The record with the commits' rows upserted by key, each table in load order, each
+    row as a load gives it back (`as_loaded`), read back only in its latest form."""
     assert stamp is not None
-    session = as_loaded(changes.sessions[-1]) if changes.sessions else record.session
+    session = record.session
+    runs: dict[str, tuple[Any, Callable[[Any], Any]]] = {}
+    calls: dict[str, tuple[Any, Callable[[Any], Any]]] = {}
+    messages: dict[int, tuple[Any, Callable[[Any], Any]]] = {}
+    for changes, as_loaded in commits:
+        if changes.sessions:
+            session = as_loaded(changes.sessions[-1])
+        for run in changes.runs:
+            runs[run.run_id] = (run, as_loaded)
+        for call in changes.calls:
+            calls[call.call_id] = (call, as_loaded)
+        for message in changes.messages:
+            messages[message.seq] = (message, as_loaded)
     return SessionRecord(
         session=replace_row(session, version=stamp[0]),
-        runs=_upserted(record.runs, changes.runs, as_loaded, _run_key, _run_order),
-        calls=_upserted(record.calls, changes.calls, as_loaded, _call_key, _seq),
-        messages=_upserted(record.messages, changes.messages, as_loaded, _message_key, _seq),
+        runs=_upserted(record.runs, runs, _run_key, _run_order),
+        calls=_upserted(record.calls, calls, _call_key, _seq),
+        messages=_upserted(record.messages, messages, _message_key, _seq),
     )
 
 
 def _upserted(
     rows: tuple[Any, ...],
-    changed: list[Any],
-    as_loaded: Callable[[Any], Any],
+    changed: dict[Any, tuple[Any, Callable[[Any], Any]]],
     key: Callable[[Any], Any],
     order: Callable[[Any], Any],
 ) -> tuple[Any, ...]:
     if not changed:
         return rows
     by_key = {key(row): row for row in rows}
-    for row in changed:
-        by_key[key(row)] = as_loaded(row)
+    for at, (row, as_loaded) in changed.items():
+        by_key[at] = as_loaded(row)
     # A load orders by these columns; sorting rows already in order costs one pass.
     return tuple(sorted(by_key.values(), key=order))
 

@@ -204,14 +204,10 @@ class SQLiteStore:
                                 move.sql, [[row[i] for i in move.at] for row in values]
                             )
                     upserted = {row.session for row in changes.sessions}
-                    self._db.executemany(
-                        _BUMP,
-                        [
-                            (s,)
-                            for s in dict.fromkeys(r.session for r in changes.rows())
-                            if s not in upserted
-                        ],
-                    )
+                    touched = dict.fromkeys(r.session for r in changes.rows())
+                    bumped = [(s,) for s in touched if s not in upserted]
+                    if bumped:
+                        self._db.executemany(_BUMP, bumped)
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
