@@ -39,6 +39,9 @@ class Claim:
     attempt_dir: Path
     resume_session_id: str | None
     spec: Any  # radian.arc.worker.AttemptSpec
+    # What the task had cost when claimed (total_cost_usd: every attempt and review so far):
+    # the live view's "cost so far"; a running attempt adds its own when it ends.
+    cost_usd: float = 0.0
 
 
 def next_attempt_id(task: Task) -> str:
@@ -143,7 +146,7 @@ def claim(
         store.save_task(task)
     log.info("claimed %s attempt %s (from %s, resuming %s)", name, attempt_id, from_state, resume)
     line = texts.claimed(name, from_state, attempt_id)
-    return Claim(name, attempt_id, attempt_dir, resume, spec), line
+    return Claim(name, attempt_id, attempt_dir, resume, spec, task.total_cost_usd), line
 
 
 def recover_orphans(

@@ -260,6 +260,7 @@ class Loop:
                 claim.attempt_id,
                 self._started.get(claim.task, 0.0),
                 claim.attempt_dir / "worker.log",
+                claim.cost_usd,
             )  # fmt: skip
             for claim in list(self._running.values())
         ]

@@ -25,6 +25,7 @@ class WorkerRow:
     attempt_id: str
     started: float  # time.monotonic() at the claim
     log: Path  # the attempt's worker.log: its last line and its age are the last activity
+    cost_usd: float = 0.0  # the task's cost so far (every ended attempt and review)
 
 
 class Watched(Protocol):
@@ -53,11 +54,12 @@ def table(watched: Watched, now: float | None = None) -> Table:
 
     moment = time.monotonic() if now is None else now
     view = Table(title=texts.progress_title(watched.next_wake()), expand=False)
-    for column in ("task", "attempt", "elapsed", "last activity"):
+    for column in texts.PROGRESS_COLUMNS:
         view.add_column(column)
     for row in watched.progress_rows():
         elapsed = f"{moment - row.started:.0f}s"
-        view.add_row(row.task, row.attempt_id, elapsed, last_activity(row.log, moment))
+        view.add_row(row.task, row.attempt_id, elapsed, texts.cost_so_far(row.cost_usd),
+                     last_activity(row.log, moment))  # fmt: skip
     return view
 
 

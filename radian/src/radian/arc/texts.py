@@ -267,6 +267,14 @@ def stopping_workers(count: int) -> str:
     return f"stopping {count} worker(s): waiting for them to end (Ctrl-C again to kill them now)"
 
 
+# The live view's columns (radian.arc.progress), left to right.
+PROGRESS_COLUMNS = ("task", "attempt", "elapsed", "cost so far", "last activity")
+
+
+def cost_so_far(value: float) -> str:
+    return _money(value)
+
+
 def progress_title(next_wake: str | None) -> str:
     wake = f"; next wake-up {next_wake}" if next_wake else ""
     return f"radian arc run: workers{wake}"
