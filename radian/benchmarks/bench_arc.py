@@ -24,7 +24,9 @@ from pathlib import Path
 from radian.arc import commands, show
 from radian.arc.clock import FakeClock, format_utc
 from radian.arc.config import ArcConfig
+from radian.arc.loaded import NewTask
 from radian.arc.loop import Loop
+from radian.arc.records import Plan, Task
 from radian.arc.states import State
 from radian.arc.store import ArcStore
 
@@ -52,18 +54,16 @@ def load_once(root: Path, plan: Path, clock: FakeClock, counter: list[int]) -> N
     commands.load_plan_file(ArcStore(root / f"repo{counter[0]}"), clock, plan)
 
 
-def waiting_repo(root: Path, plan: Path, clock: FakeClock) -> ArcStore:
-    """A repository whose N tasks all wait on a retry an hour away, in a confirmed plan."""
+def waiting_repo(root: Path, tasks: int, clock: FakeClock) -> ArcStore:
+    """A repository whose N tasks all wait on a retry an hour away, in a confirmed plan
+    (written as a plan load writes them: one loaded file)."""
     store = ArcStore(root / "waiting")
-    commands.load_plan_file(store, clock, plan)
-    loaded = store.load_plan("big")
-    loaded.confirmed = True
-    store.save_plan(loaded)
     later = format_utc(clock.now().replace(hour=clock.now().hour + 1))
-    for name in loaded.tasks:
-        task = store.load_task(name)
-        task.state, task.retry_at = State.RETRY_WAIT, later
-        store.write_new_task(task, f"Do {name}.\n")
+    now = format_utc(clock.now())
+    template = Task(name="template", plan="big", branch="arc/template", state=State.RETRY_WAIT,
+                    retry_at=later, created_at=now, updated_at=now)  # fmt: skip
+    waiting = [NewTask(f"t{n:05d}", {}, f"Do {n}.\n") for n in range(tasks)]
+    store.write_loaded_plan(Plan(name="big", confirmed=True), template, waiting)
     return store
 
 
@@ -78,7 +78,7 @@ def main() -> int:
         plan = plan_file(root, args.tasks)
         counter = [0]
         load = median_secs(lambda: load_once(root, plan, clock, counter), min(args.runs, 3))
-        store = waiting_repo(root, plan, clock)
+        store = waiting_repo(root, args.tasks, clock)
         loop = Loop(store, ArcConfig(), clock, echo=lambda line: None)
         from radian.arc.due import DueIndex
 

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: Any, *, compact: bool = False) -> None:
     # allow_nan=False: a NaN or an infinity is refused here rather than written as
     # non-standard JSON that other readers reject.
-    write_text_atomic(path, json.dumps(data, indent=2, allow_nan=False) + "\n")
+    text = json.dumps(data, indent=None if compact else 2, allow_nan=False)
+    write_text_atomic(path, text + "\n")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -33,10 +34,10 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     descriptor = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(descriptor)

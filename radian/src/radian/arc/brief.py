@@ -14,7 +14,7 @@ def append_rework(store: ArcStore, task: Task, body: str, heading_suffix: str = 
     conflict). The caller holds the task's lock and saves the task.
     """
     number = task.rework_count + 1
-    brief = store.read_brief(task.name) if store.brief_path(task.name).is_file() else ""
+    brief = store.read_brief(task.name)
     section = f"{rework_heading(number)}{heading_suffix}\n\n{body.strip()}\n"
     joined = brief.rstrip("\n") + "\n\n" + section if brief.strip() else section
     store.write_brief(task.name, joined)

@@ -19,6 +19,7 @@ from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import CONFIG_PATH, DEFAULT_CONFIG, ArcConfig
 from radian.arc.errors import ArcError, ConfigError, UsageError
+from radian.arc.loaded import NewTask
 from radian.arc.plan_file import brief_text, read_plan_file
 from radian.arc.records import (
     Plan,
@@ -122,14 +123,7 @@ def _new_task(
     max_cost_usd: float | None,
     fix_level: str | None,
 ) -> Task:
-    check_name("task", name)
-    check_fix_level(fix_level)
-    if not brief_text.strip():
-        raise UsageError(texts.empty_brief(name))
-    if max_attempts is not None and max_attempts < 0:
-        raise UsageError(texts.negative_option("--max-attempts"))
-    if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd >= 0):
-        raise UsageError(texts.negative_option("--max-cost-usd"))
+    _check_task_options(name, brief_text, max_attempts, max_cost_usd, fix_level)
     now = format_utc(clock.now())
     return Task(
         name=name,
@@ -143,9 +137,31 @@ def _new_task(
     )
 
 
+def _check_task_options(
+    name: str,
+    brief_text: str,
+    max_attempts: int | None,
+    max_cost_usd: float | None,
+    fix_level: str | None,
+) -> None:
+    check_name("task", name)
+    check_fix_level(fix_level)
+    if not brief_text.strip():
+        raise UsageError(texts.empty_brief(name))
+    if max_attempts is not None and max_attempts < 0:
+        raise UsageError(texts.negative_option("--max-attempts"))
+    if max_cost_usd is not None and not (math.isfinite(max_cost_usd) and max_cost_usd >= 0):
+        raise UsageError(texts.negative_option("--max-cost-usd"))
+
+
 def _check_new_task(store: ArcStore, name: str) -> None:
-    if store.task_exists(name):
-        raise ArcError(texts.task_exists(name, store.load_task(name).plan))
+    _check_new_tasks(store, [name])
+
+
+def _check_new_tasks(store: ArcStore, names: list[str]) -> None:
+    taken = store.existing_tasks(names)
+    if taken:
+        raise ArcError(texts.task_exists(taken[0], store.load_task(taken[0]).plan))
 
 
 def confirm(store: ArcStore, config: ArcConfig, plan_name: str) -> list[str]:
@@ -167,13 +183,18 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
         entry.name, entry.auto, entry.max_cost_usd, entry.merge_main, entry.auto_rework,
         entry.fix_level,
     )  # fmt: skip
-    tasks: list[tuple[Task, str]] = []
+    tasks: list[NewTask] = []
+    # Every task is this one with its own options: 10,000 tasks need no 10,000 validations
+    # of what they share (each task's own options are checked here).
+    template = _new_task(clock, plan.name, "template", "template", None, None, None)
     for index, item in enumerate(parsed.tasks):
         brief = brief_text(path, index, item)
-        task = _new_task(clock, plan.name, item.name, brief, item.max_attempts,
-                         item.max_cost_usd, item.fix_level)  # fmt: skip
-        tasks.append((task, brief))
-    names = [task.name for task, _ in tasks]
+        _check_task_options(item.name, brief, item.max_attempts, item.max_cost_usd,
+                            item.fix_level)  # fmt: skip
+        own = {"max_attempts": item.max_attempts, "max_cost_usd": item.max_cost_usd,
+               "fix_level": item.fix_level}  # fmt: skip
+        tasks.append(NewTask(item.name, own, brief))
+    names = [task.name for task in tasks]
     duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
     if duplicates:
         raise ConfigError(texts.duplicate_task_names(label, duplicates))
@@ -181,24 +202,19 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
         store.discard_unfinished_loads()
         if store.plan_exists(plan.name):
             raise ArcError(texts.plan_exists(plan.name))
-        for task, _ in tasks:
-            _check_new_task(store, task.name)
-        _write_all_or_nothing(store, plan, tasks)
+        _check_new_tasks(store, names)
+        _write_all_or_nothing(store, plan, template, tasks)
     return [texts.plan_loaded(plan.name, len(tasks))]
 
 
-def _write_all_or_nothing(store: ArcStore, plan: Plan, tasks: list[tuple[Task, str]]) -> None:
-    """The plan is written first as `loading` (the intent), then its tasks, then the plan
-    again, finished. Until then no command sees the plan; an interrupted load (Ctrl-C, a
-    kill) is undone at once, or by the next command that creates plans or tasks."""
-    plan.tasks = [task.name for task, _ in tasks]
-    plan.loading = True
-    store.save_plan(plan)
+def _write_all_or_nothing(
+    store: ArcStore, plan: Plan, template: Task, tasks: list[NewTask]
+) -> None:
+    """The tasks in one loaded file, then the plan file (radian.arc.loaded): no command sees
+    the plan until both are written. An interrupted load (Ctrl-C, a kill) is undone at once,
+    or by the next command that creates plans or tasks."""
     try:
-        for task, brief in tasks:
-            store.write_new_task(task, brief)
-        plan.loading = False
-        store.save_plan(plan)
+        store.write_loaded_plan(plan, template, tasks)
     except BaseException:
         store.discard_unfinished_loads()
         raise

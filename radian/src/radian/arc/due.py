@@ -163,11 +163,19 @@ class DueIndex:
             if (due := self.tasks[name].retry_at) is None or due <= now
         })  # fmt: skip
 
-    def next_retry_at(self) -> datetime | None:
-        """The earliest retry_at of a waiting task of a plan the loop would claim from."""
+    def next_retry_at(self, gates_after: datetime | None = None) -> datetime | None:
+        """The earliest retry_at of a waiting task of a plan the loop would claim from; with
+        `gates_after`, also of a review.verifying task whose gate waits on an unreachable
+        remote until after that moment (one already due is the verifier's to take up)."""
         times = [
             due
             for name in self._by_state[State.RETRY_WAIT]
             if (due := self.tasks[name].retry_at) is not None and self._claiming(name)
         ]
+        if gates_after is not None:
+            times += [
+                due
+                for name in self._by_state[State.VERIFYING]
+                if (due := self.tasks[name].retry_at) is not None and due > gates_after
+            ]
         return min(times, default=None)

@@ -274,6 +274,15 @@ def fetch_branch(repo: Path, remote: str, branch: str) -> str:
     return sha
 
 
+# What git (LC_ALL=C) says when the remote answered but has no such branch: no outage.
+_NO_REMOTE_BRANCH = ("couldn't find remote ref", "the remote has no such branch")
+
+
+def names_no_remote_branch(stderr: str) -> bool:
+    """Did a failed fetch reach the remote, which then had no such branch?"""
+    return any(words in stderr for words in _NO_REMOTE_BRANCH)
+
+
 def merge_check(repo: Path, ours: str, theirs: str) -> MergeCheck:
     """Would `theirs` merge into `ours` without a conflict? Computed in memory (git 2.38+)."""
     completed = run_git(

@@ -288,17 +288,23 @@ class Loop:
 
     def _next_retry_at(self) -> datetime | None:
         """The earliest retry_at of a waiting task that this loop would claim."""
+        # A gate waiting on an unreachable remote keeps the loop going until its retry_at
+        # (whatever the plan's auto), when a verifier is there to run it again.
+        gates_after = None if isinstance(self.verifier, NoVerifier) else self.clock.now()
         if self.store.index is not None:
             self.store.index.refresh()
-            return self.store.index.next_retry_at()
+            return self.store.index.next_retry_at(gates_after)
         earliest: datetime | None = None
         for plan in self.store.plans():
-            if not plan.confirmed or plan.auto == "off":
-                continue
+            claiming = plan.confirmed and plan.auto != "off"
             for name in plan.tasks:
                 task = self.store.try_load_task(name)
-                if task is not None and task.state is State.RETRY_WAIT and task.retry_at:
-                    due = parse_utc(task.retry_at)
+                if task is None or not task.retry_at:
+                    continue
+                due = parse_utc(task.retry_at)
+                gate_wait = (task.state is State.VERIFYING and gates_after is not None
+                             and due > gates_after)  # fmt: skip
+                if (task.state is State.RETRY_WAIT and claiming) or gate_wait:
                     earliest = due if earliest is None or due < earliest else earliest
         return earliest
 

@@ -12,9 +12,9 @@ plan name can ever share a lock file with another kind, or with arc's own.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,10 +23,18 @@ from typing import Any, TypeVar
 from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
-from radian.arc.atomic import read_json, write_json_atomic, write_text_atomic
+from radian.arc.atomic import fsync_dir, read_json, write_json_atomic, write_text_atomic
 from radian.arc.config import describe_validation_error
 from radian.arc.due import DueIndex, note_change
 from radian.arc.errors import DamagedFile, NotFoundError
+from radian.arc.loaded import (
+    LOADED_DIR,
+    LoadedPlans,
+    LoadedTask,
+    NewTask,
+    loaded_path,
+    write_loaded,
+)
 from radian.arc.records import FORMAT_VERSION, Plan, Task, checked_attempt_result
 from radian.arc.states import State
 from radian.arc.texts import (
@@ -68,6 +76,8 @@ class ArcStore:
         self.damaged: dict[str, str] = {}
         # Set by `radian arc run` (radian.arc.due): the tasks by state, without rescanning.
         self.index: DueIndex | None = None
+        # The tasks of loaded plans that have no folder of their own yet (radian.arc.loaded).
+        self.loaded = LoadedPlans(self.root)
 
     def names_in(self, *states: State) -> list[str]:
         """The tasks in `states`: from the due-index when a loop keeps one, else a scan."""
@@ -167,19 +177,82 @@ class ArcStore:
 
     # -- tasks --------------------------------------------------------------------------
     def task_exists(self, task: str) -> bool:
-        return self.task_path(task).is_file()
+        return self.task_path(task).is_file() or self._as_loaded(task) is not None
+
+    def existing_tasks(self, names: list[str]) -> list[str]:
+        """Those of `names` that are tasks already (task_exists of each, in one look at the
+        folders and the loaded files: a plan load asks it of 10,000 names)."""
+        runs = self.root / "runs"
+        folders = set(os.listdir(runs)) if runs.is_dir() else set()
+        loaded = self.loaded.names()
+        return [
+            name
+            for name in names
+            if (self.task_path(name).is_file() if name in folders else name in loaded)
+        ]
 
     def load_task(self, task: str) -> Task:
-        """The task's record; NotFoundError when it has none, DamagedFile when it is not one."""
+        """The task's record; NotFoundError when it has none, DamagedFile when it is not one.
+        A task of a loaded plan that nothing has written for yet is read from the plan's
+        loaded file (radian.arc.loaded)."""
         path = self.task_path(task)
         if not path.is_file():
             if self.task_dir(task).is_dir():  # the task was made; its record is gone
                 raise DamagedFile(damaged_file(self._label(path), missing_file()))
-            raise NotFoundError(no_such_task(task))
+            as_loaded = self._as_loaded(task)
+            if as_loaded is None:
+                raise NotFoundError(no_such_task(task))
+            return _validated(Task, as_loaded.record, as_loaded.path, self.repo_root)
         loaded = _validated(Task, self._read_record(path), path, self.repo_root)
         if loaded.name != task:
             raise DamagedFile(damaged_file(self._label(path), wrong_name("task", loaded.name)))
         return loaded
+
+    def _as_loaded(self, task: str) -> LoadedTask | None:
+        """The task as its plan was loaded, when its folder is not made yet. DamagedFile when
+        a loaded file that cannot be read belongs to a plan listing the task."""
+        if self.task_dir(task).is_dir():
+            return None
+        found = self.loaded.find(task)
+        if found is None and self.loaded.problems:
+            for plan, problem in list(self.loaded.problems.items()):
+                owner = self.plan_if_there(plan)
+                if owner is not None and task in owner.tasks:
+                    label = self._label(loaded_path(self.root, plan))
+                    raise DamagedFile(damaged_file(label, problem))
+        return found
+
+    def _make_folder(self, task: Task) -> bool:
+        """Make the folder of a task that has none yet (a loaded plan's, first written for
+        now) with its task.json in it, in one rename: a kill leaves no folder without a
+        record (that would read as a deleted task.json). False when the folder exists. The
+        caller holds the task's lock (or the registry's, for a new task)."""
+        folder = self.task_dir(task.name)
+        if folder.is_dir():
+            return False
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        # What a kill left of an earlier try ("~" is in no name, so no other task's).
+        for leftover in folder.parent.glob(f".{task.name}~*.tmp"):
+            shutil.rmtree(leftover, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{task.name}~", suffix=".tmp"))
+        try:
+            task.format_version = FORMAT_VERSION
+            write_json_atomic(staging / "task.json", task.model_dump(mode="json"))
+            os.rename(staging, folder)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        fsync_dir(folder.parent)
+        return True
+
+    def _made(self, task: str) -> None:
+        """Before a file is written into the folder of a loaded task: make the folder, with
+        the task's record as loaded."""
+        if self.task_dir(task).is_dir():
+            return
+        found = self._as_loaded(task)
+        if found is not None:
+            self._make_folder(_validated(Task, found.record, found.path, self.repo_root))
 
     def try_load_task(self, task: str) -> Task | None:
         """The task, or None when its file is damaged or gone (noted in `self.damaged`), so a
@@ -209,8 +282,9 @@ class ArcStore:
         return str(path.relative_to(self.repo_root))
 
     def save_task(self, task: Task) -> None:
-        task.format_version = FORMAT_VERSION
-        write_json_atomic(self.task_path(task.name), task.model_dump(mode="json"))
+        if not self._make_folder(task):  # a folder of its own from the first write on
+            task.format_version = FORMAT_VERSION
+            write_json_atomic(self.task_path(task.name), task.model_dump(mode="json"))
         note_change(self.root, "task", task.name)
 
     def task_names(self) -> list[str]:
@@ -236,9 +310,19 @@ class ArcStore:
         return found
 
     def discard_unfinished_loads(self) -> list[str]:
-        """Undo every `plan load` that did not finish: its tasks' folders, then its plan
-        file. The caller holds the registry lock. Returns the plans undone."""
+        """Undo every `plan load` that did not finish: a loaded file whose plan file was never
+        written; a plan an earlier build left `loading`, its tasks' folders, then its plan
+        file; and folders a kill left half made. The caller holds the registry lock. Returns
+        the plans undone."""
         undone: list[str] = []
+        for name in self.loaded.plans():
+            if not self.plan_path(name).is_file():
+                loaded_path(self.root, name).unlink(missing_ok=True)
+                self.loaded.forget(name)
+                undone.append(name)
+        # Only plan loads write here, under the registry lock: a temporary file is a kill's.
+        for temporary in (self.root / LOADED_DIR).glob(".*.tmp"):
+            temporary.unlink(missing_ok=True)
         for name in self.plan_names():
             try:
                 plan = self.load_plan(name)
@@ -265,25 +349,28 @@ class ArcStore:
         except NotFoundError:
             return False
 
-    def write_new_task(self, task: Task, brief: str) -> None:
-        """A task that does not exist yet, and its brief: written in place, no rename (no
-        reader sees them before the plan that lists them is finished), each fsynced."""
-        task.format_version = FORMAT_VERSION
-        folder = self.task_dir(task.name)
-        folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(task.model_dump(mode="json"), indent=2, allow_nan=False) + "\n"
-        for path, content in ((folder / "brief.md", brief), (folder / "task.json", text)):
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.write(descriptor, content.encode("utf-8"))
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+    def write_loaded_plan(self, plan: Plan, template: Task, tasks: list[NewTask]) -> None:
+        """A new plan and its new tasks (each `template` with its own fields and brief), all
+        or nothing: the loaded file first, then the plan file, each written atomically. A
+        kill between leaves a loaded file no plan file names: nobody reads it, and the next
+        command that creates plans or tasks removes it (discard_unfinished_loads)."""
+        plan.tasks = [task.name for task in tasks]
+        plan.loading = False
+        self.loaded.forget(plan.name)
+        write_loaded(self.root, plan.name, template, tasks)
+        self.save_plan(plan)
 
     def read_brief(self, task: str) -> str:
-        return self.brief_path(task).read_text(encoding="utf-8")
+        """The task's brief: its brief.md, else the brief it was loaded with; "" when the
+        task has neither."""
+        path = self.brief_path(task)
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+        found = self._as_loaded(task)
+        return found.brief if found is not None else ""
 
     def write_brief(self, task: str, text: str) -> None:
+        self._made(task)
         write_text_atomic(self.brief_path(task), text)
 
     # -- attempts -----------------------------------------------------------------------
@@ -297,6 +384,7 @@ class ArcStore:
         return _read_object(self.attempt_result_path(task, attempt_id))
 
     def write_attempt_intent(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
+        self._made(task)  # a claim's first write: a loaded task gets its folder here
         write_json_atomic(self.attempt_intent_path(task, attempt_id), data)
 
     def read_attempt_intent(self, task: str, attempt_id: str) -> dict[str, Any] | None:

@@ -63,6 +63,10 @@ def wrong_fields(problems: str) -> str:
     return f"not a record arc can read ({problems})"
 
 
+def loaded_not_object() -> str:
+    return "expected an object with the objects task and tasks"
+
+
 def wrong_name(kind: str, name: str) -> str:
     return f"names another {kind} ({name!r})"
 

@@ -3,6 +3,8 @@
 Under the task's lock, in this order: the attempt's review cost is added to cost_usd and
 total_cost_usd; the attempt result records the gate; then the next state is decided:
 
+- the gate's fetch could not reach the remote: the task stays review.verifying, its gate runs
+  again at retry_at (no verdict applied, no retry used);
 - the gate passed (integration pushed): done.integrated;
 - a failed gate whose review ran, with a budget used up (by the review's cost or the
   worker's): todo.paused_budget, and no automatic rework;
@@ -17,11 +19,12 @@ An attempt that does not end in a conflict sets the conflict run back to 0.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from radian.arc.budget import add_cost, check_after_cost, pause_for_budget
 from radian.arc.classify import ROWS
-from radian.arc.clock import Clock, format_utc
+from radian.arc.clock import Clock, format_utc, format_utc_ceil
 from radian.arc.config import ArcConfig
 from radian.arc.gate import texts
 from radian.arc.gate.pipeline import GateRun
@@ -34,8 +37,11 @@ from radian.arc.gate.verdict import (
     verdict_file_name,
 )
 from radian.arc.records import Plan, Task
+from radian.arc.schedule import due_at, retry_backoff_secs
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
+
+log = logging.getLogger(__name__)
 
 MICROS_PER_USD = 1_000_000
 
@@ -55,6 +61,10 @@ def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -
                 _record_gate(store, task, run, review_micros, clock)
                 store.save_task(task)
             return []
+        if run.remote_error is not None:
+            return [_wait_for_remote(store, task, run.remote_error, clock)]
+        # The gate reached a verdict: a run of remote waits is over.
+        task.remote_wait_streak, task.retry_at = 0, None
         plan = store.load_plan(task.plan)
         if review_micros:
             add_cost(task, review_micros / MICROS_PER_USD)
@@ -66,6 +76,20 @@ def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -
         _record_gate(store, task, run, review_micros, clock)
         store.save_task(task)
     return lines
+
+
+def _wait_for_remote(store: ArcStore, task: Task, error: str, clock: Clock) -> str:
+    """The gate could not reach the remote: the task stays review.verifying and its gate runs
+    again at retry_at (10 s, doubled up to 5 minutes), like the delivery check's wait. No
+    verdict is applied, no retry used; what its reviews cost is added when the gate ends
+    (every verdict of the attempt counts then)."""
+    task.remote_wait_streak += 1
+    when = format_utc_ceil(due_at(clock.now(), retry_backoff_secs(task.remote_wait_streak)))
+    task.retry_at = when
+    task.updated_at = format_utc(clock.now())
+    store.save_task(task)
+    log.warning("%s gate: remote unreachable, gate again at %s (%s)", task.name, when, error)
+    return texts.gate_remote_unreachable(task.name, when)
 
 
 def _decide(

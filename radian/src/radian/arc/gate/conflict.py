@@ -13,7 +13,7 @@ from filelock import FileLock
 
 from radian.arc import git
 from radian.arc.gate import texts
-from radian.arc.gate.stage import GateJob, StageResult, failed
+from radian.arc.gate.stage import GateJob, RemoteUnreachable, StageResult, failed
 from radian.arc.gate.verdict import CONFLICT
 from radian.arc.store import arc_lock
 
@@ -30,8 +30,16 @@ def integration_lock(repo_root: Path) -> FileLock:
 
 
 def fetch_target(job: GateJob) -> str:
+    """The remote target branch's head, fetched. A fetch that fails is an outage
+    (RemoteUnreachable), the way the worker's fetch and the delivery check read it, unless
+    the remote answered that it has no such branch: that is the configuration's fault."""
     with remote_lock(job.repo_root):
-        return git.fetch_branch(job.repo_root, job.remote, job.target_branch)
+        try:
+            return git.fetch_branch(job.repo_root, job.remote, job.target_branch)
+        except git.GitError as error:
+            if git.names_no_remote_branch(error.stderr):
+                raise
+            raise RemoteUnreachable(error.stderr or str(error)) from error
 
 
 def check_conflict(job: GateJob, stage: str, main_sha: str) -> StageResult | None:

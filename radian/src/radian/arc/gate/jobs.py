@@ -37,7 +37,7 @@ def build_job(
         raise ArcError(texts.no_head_sha(task.name))
     plan = store.load_plan(task.plan)
     config_level = config.gate.fix_level if config.gate is not None else None
-    brief = store.read_brief(task.name) if store.brief_path(task.name).is_file() else ""
+    brief = store.read_brief(task.name)
     return GateJob(
         repo_root=store.repo_root,
         task=task.name,

@@ -21,7 +21,7 @@ from radian.arc.gate.integration import run_integration
 from radian.arc.gate.mutation import run_mutation
 from radian.arc.gate.process import StopRequested
 from radian.arc.gate.review import run_review
-from radian.arc.gate.stage import GateJob, StageResult, failed
+from radian.arc.gate.stage import GateJob, RemoteUnreachable, StageResult, failed
 from radian.arc.gate.verdict import (
     GATE_ERROR,
     Verdict,
@@ -37,14 +37,24 @@ class GateRun:
     attempt_id: str
     verdicts: tuple[Verdict, ...]
     stopped: bool  # Ctrl-C: the run was stopped before its last verdict
+    # The fetch before a stage could not reach the remote: the run stopped there, with no
+    # verdict for that stage; the task waits and its gate runs again (apply_gate).
+    remote_error: str | None = None
 
     @property
     def passed(self) -> bool:
-        return bool(self.verdicts) and not self.stopped and self.verdicts[-1].passed
+        return (
+            bool(self.verdicts)
+            and not self.stopped
+            and self.remote_error is None
+            and self.verdicts[-1].passed
+        )
 
     @property
     def failure(self) -> Verdict | None:
-        if self.stopped or not self.verdicts or self.verdicts[-1].passed:
+        if self.stopped or self.remote_error is not None:
+            return None
+        if not self.verdicts or self.verdicts[-1].passed:
             return None
         return self.verdicts[-1]
 
@@ -65,6 +75,7 @@ def run_gate(job: GateJob, clock: Clock, still_wanted: Callable[[], bool] | None
     verify_tree, integrate_tree = gate_worktrees(job.repo_root, job.task)
     verdicts: list[Verdict] = []
     stopped = False
+    remote_error: str | None = None
     try:
         for stage in stages_of(job):
             if job.stop.is_set() or (still_wanted is not None and not still_wanted()):
@@ -76,11 +87,13 @@ def run_gate(job: GateJob, clock: Clock, still_wanted: Callable[[], bool] | None
                 break
     except StopRequested:
         stopped = True
+    except RemoteUnreachable as error:
+        remote_error = str(error)
     finally:
         for tree in (verify_tree, integrate_tree):
             if tree.exists():
                 git.remove_worktree(job.repo_root, tree)
-    return GateRun(job.task, job.attempt_id, tuple(verdicts), stopped)
+    return GateRun(job.task, job.attempt_id, tuple(verdicts), stopped, remote_error)
 
 
 def _run_stage(
@@ -100,6 +113,10 @@ def _run_stage(
             result = check_conflict(job, stage, main_sha) or _verify(
                 job, stage, seq, main_sha, verify_tree, log_path
             )
+    except RemoteUnreachable as error:
+        # No verdict: the stage did not run. Its log says why, for whoever reads it.
+        _note(log_path, texts.gate_remote_unreachable_log(str(error)))
+        raise
     except StopRequested:
         raise
     except Exception as error:  # noqa: BLE001 - any breakage becomes a verdict the lead reads
@@ -150,3 +167,8 @@ def _verify(
             stop=job.stop,
         )
     raise ValueError(f"unknown gate stage {stage!r}")
+
+
+def _note(log_path: Path, line: str) -> None:
+    with log_path.open("a", encoding="utf-8") as log:
+        log.write(line + "\n")

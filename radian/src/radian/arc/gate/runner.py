@@ -4,7 +4,8 @@ on the loop's thread when it collects them.
 A slow gate never blocks the loop from claiming other tasks. A task found in
 review.verifying with no gate running for it in any process (a `run` that was stopped or
 killed) is taken up again: its verdicts are applied when its gate had reached its end, and
-its gate runs again from the first stage otherwise.
+its gate runs again from the first stage otherwise. A gate whose fetch could not reach the
+remote leaves its task review.verifying with a retry_at: it is taken up again from then on.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from filelock import Timeout
 
 from radian.arc import git
-from radian.arc.clock import Clock
+from radian.arc.clock import Clock, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.gate.apply import apply_gate
 from radian.arc.gate.jobs import (
@@ -143,6 +144,8 @@ class GateVerifier:
             task = self.store.try_load_task(name)
             if task is None or task.state is not State.VERIFYING or task.last_attempt_id is None:
                 continue
+            if task.retry_at is not None and parse_utc(task.retry_at) > self.clock.now():
+                continue  # waiting on an unreachable remote (apply_gate): not yet
             if not _lock_free(self.store, name):
                 continue
             finished = finished_run_on_file(self.store, name, task.last_attempt_id)

@@ -87,6 +87,10 @@ def integrated(sha: str, target: str) -> str:
     return f"merged as {short(sha)} and pushed to {target}"
 
 
+def gate_remote_unreachable_log(error: str) -> str:
+    return f"the remote cannot be reached (the stage did not run; the gate waits): {error}"
+
+
 def gate_error(error: str) -> str:
     return f"the gate could not run: {error}"
 
@@ -94,6 +98,12 @@ def gate_error(error: str) -> str:
 # -- what `radian arc run` prints when it applies a gate ------------------------------------
 def gate_integrated(task: str, sha: str | None, target: str) -> str:
     return f"{task} integrated -> done.integrated ({short(sha)} on {target})"
+
+
+def gate_remote_unreachable(task: str, when: str) -> str:
+    return (
+        f"{task} gate: remote unreachable -> review.verifying, gate again at {when} (no retry used)"
+    )
 
 
 def stage_failed(task: str, stage: str, reason: str, detail: str | None) -> str:
