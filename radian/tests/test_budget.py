@@ -46,7 +46,7 @@ def test_a_task_budget_pauses_the_retry_and_reset_budget_is_the_way_back(
     assert run_once(git_repo, clock) == []  # nothing claims a paused task
     with pytest.raises(ArcError, match="cannot move|is todo.paused_budget"):
         commands.rework(store, clock, "t", "try again")
-    assert commands.reset_budget(store, clock, "t") == ["t budget reset -> todo.ready"]
+    assert commands.reset_budget(store, clock, "t").lines() == ["t budget reset -> todo.ready"]
     reset = task(git_repo, "t")
     assert (reset.state, reset.cost_usd, reset.total_cost_usd) == ("todo.ready", 0.0, 0.6)
     run_once(git_repo, clock)

@@ -23,6 +23,7 @@ from radian.arc.claims import claim, recover_orphans
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.errors import ArcError
+from radian.arc.events import texts_of
 from radian.arc.settle import terminated_outcome
 from radian.arc.states import State
 from radian.arc.store import ArcStore
@@ -81,9 +82,10 @@ def test_cancel_from_a_second_terminal_stops_the_worker(
 
 def test_cancel_of_a_task_not_running_and_of_a_failed_one(git_repo: Path, clock: FakeClock) -> None:
     store = make_plan(git_repo, clock, ["t"], confirm=False)
-    assert commands.cancel(store, clock, "t") == [
-        "t cancelled -> failed.cancelled (was todo.ready)"
-    ]
+    cancelled = commands.cancel(store, clock, "t")
+    assert cancelled.lines() == ["t cancelled -> failed.cancelled (was todo.ready)"]
+    assert (cancelled.task, cancelled.from_state, cancelled.state) == (
+        "t", "todo.ready", "failed.cancelled")  # fmt: skip
     with pytest.raises(ArcError, match="t is failed.cancelled: there is nothing to cancel"):
         commands.cancel(store, clock, "t")
     with pytest.raises(ArcError, match="no task named 'nope'"):
@@ -207,7 +209,7 @@ def test_recovery_applies_a_result_written_before_the_task_was_saved(
     # t's owner died after writing its attempt result (a stall) but before saving the task.
     stalled = asdict(terminated_outcome(None, "2026-11-30T07:00:00Z")) | {"row": "stall"}
     store.write_attempt_result("t", "001", {"outcome_record": stalled})
-    lines = recover_orphans(store, config, clock, running=set())
+    lines = texts_of(recover_orphans(store, config, clock, running=set()))
     assert lines == [
         "t failed (stall) -> retry at 2026-11-30T07:00:10Z",
         "u attempt 001 has no live worker and no Result -> terminated",
@@ -230,7 +232,7 @@ def test_recovery_applies_the_end_a_wrapper_left_after_its_run_was_killed(
     run_attempt(claimed[0].spec, clock)
     assert task(git_repo, "t").state == "doing.working"
 
-    lines = recover_orphans(store, config, clock, running=set())
+    lines = texts_of(recover_orphans(store, config, clock, running=set()))
 
     final = task(git_repo, "t")
     assert lines == [

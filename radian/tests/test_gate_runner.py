@@ -13,6 +13,7 @@ from gate_fixtures.world import OPS_WITH_DOUBLE, GitWorld
 from radian.arc import commands
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
+from radian.arc.events import texts_of
 from radian.arc.gate import GateVerifier
 from radian.arc.gate.conflict import integration_lock
 from radian.arc.gate.jobs import build_job
@@ -119,7 +120,7 @@ def test_a_task_cancelled_while_its_gate_runs_is_never_integrated(
     commands.cancel(store, clock, "t")
     lines: list[str] = []
     while verifier.active():
-        lines += verifier.collect()
+        lines += texts_of(verifier.collect())
         time.sleep(0.05)  # polling a real background thread, not a backoff
 
     assert lines == []

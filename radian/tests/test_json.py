@@ -39,29 +39,45 @@ def test_every_command_speaks_json(git_repo: Path, scripted_worker: Worker, tmp_
     brief.write_text("# t\n")
     plan_file = tmp_path / "plan.toml"
     plan_file.write_text('[plan]\nname = "q"\n\n[[task]]\nname = "u"\nbrief = "x"\n')
-    steps: list[tuple[tuple[str, ...], list[str]]] = [
-        (("init",), [".radian/arc.toml exists; left as it is"]),
-        (("plan", "add", "p"), ["plan p added (not confirmed)"]),
-        (("task", "add", "p", "t", "--brief", str(brief)), ["t added to plan p: todo.ready"]),
-        (("plan", "load", str(plan_file)), ["plan q loaded with 1 task(s) (not confirmed)"]),
-        (("confirm", "p"), ["plan p confirmed"]),
-        (("plan", "auto", "q", "off"), ["plan q auto -> off"]),
-        (("rework", "u", "--brief", str(brief)), ["u rework 1 -> todo.ready"]),
-        (("cancel", "u"), ["u cancelled -> failed.cancelled (was todo.ready)"]),
-    ]
-    for args, lines in steps:
+    steps: list[tuple[tuple[str, ...], list[str], dict[str, Any]]] = [
+        (("init",), [".radian/arc.toml exists; left as it is"],
+         {"kind": "init", "path": ".radian/arc.toml", "written": False}),
+        (("plan", "add", "p"), ["plan p added (not confirmed)"],
+         {"kind": "plan_added", "plan": "p"}),
+        (("task", "add", "p", "t", "--brief", str(brief)), ["t added to plan p: todo.ready"],
+         {"kind": "task_added", "task": "t", "plan": "p", "state": "todo.ready"}),
+        (("plan", "load", str(plan_file)), ["plan q loaded with 1 task(s) (not confirmed)"],
+         {"kind": "plan_loaded", "plan": "q", "tasks": 1}),
+        (("confirm", "p"), ["plan p confirmed"], {"kind": "plan_confirmed", "plan": "p"}),
+        (("plan", "auto", "q", "off"), ["plan q auto -> off"],
+         {"kind": "plan_auto", "plan": "q", "auto": "off"}),
+        (("rework", "u", "--brief", str(brief)), ["u rework 1 -> todo.ready"],
+         {"kind": "task_reworked", "task": "u", "rework": 1, "state": "todo.ready"}),
+        (("cancel", "u"), ["u cancelled -> failed.cancelled (was todo.ready)"],
+         {"kind": "task_cancelled", "task": "u", "from_state": "todo.ready",
+          "state": "failed.cancelled"}),
+        (("gc",), ["nothing to clean up"], {"kind": "cleaned_up", "removed": []}),
+    ]  # fmt: skip
+    for args, lines, result in steps:
         code, documents = arc_json(git_repo, *args)
         assert code == 0, documents
         assert documents == [{"format_version": JSON_FORMAT_VERSION,
                               "command": f"arc {args[0]}" if args[0] not in ("plan", "task")
                               else f"arc {args[0]} {args[1]}",
-                              "ok": True, "lines": lines}]  # fmt: skip
+                              "ok": True, "lines": lines, "result": result}]  # fmt: skip
 
     code, events = arc_json(git_repo, "run", "--once")
     assert code == 0
-    assert [event["event"] for event in events] == ["line", "line", "end"]
-    assert events[0] == {"format_version": 1, "command": "arc run", "event": "line", "task": "t",
+    assert [event["event"] for event in events] == ["claimed", "retry", "end"]
+    assert events[0] == {"format_version": 2, "command": "arc run", "event": "claimed",
+                         "task": "t", "state": "doing.working", "attempt_id": "001",
+                         "plan": None,
                          "text": "t todo.ready -> doing.working (attempt 001)"}  # fmt: skip
+    retry = events[1]
+    # RADIAN_ARC_FAKE_NOW starts the clock there; it runs on while the attempt does.
+    assert retry.pop("text").startswith("t failed (model) -> retry at 2026-11-30T07:00:1")
+    assert retry == {"format_version": 2, "command": "arc run", "event": "retry", "task": "t",
+                     "state": "todo.retry_wait", "attempt_id": "001", "plan": None}  # fmt: skip
     assert events[-1]["exit_code"] == 0 and events[-1]["failed"] == []
 
     code, (shown,) = arc_json(git_repo, "show", "t")

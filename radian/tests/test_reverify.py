@@ -22,6 +22,7 @@ from radian.arc import commands
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.errors import ArcError
+from radian.arc.events import texts_of
 from radian.arc.gate import reverify_by_hand
 from radian.arc.gate.apply import apply_gate, rework_reason_for
 from radian.arc.gate.findings import Finding
@@ -107,7 +108,7 @@ def test_the_guards_each_pair_once_and_max_auto_reverify(world: GitWorld, clock:
     assert store_of(world).load_plan("p").auto == "on"
 
     # By hand, the guards do not apply and nothing is used up.
-    lines = reverify_by_hand(store_of(world), load_config(world.repo), clock, "t")
+    lines = reverify_by_hand(store_of(world), load_config(world.repo), clock, "t").lines()
     assert lines[0] == "t reverify -> review.verifying (attempt 004)"
     assert lines[1].startswith("t commands failed (command_failed) -> review.rework_pending")
     after = task(world, "t")
@@ -154,7 +155,7 @@ def test_a_reverify_that_conflicts_takes_the_automatic_conflict_path(
     run_arc(world, clock)
     world.push_main({"src/calc/ops.py": OPS_WITH_DOUBLE.replace("x * 2", "2 * x")})
 
-    lines = reverify_by_hand(store_of(world), load_config(world.repo), clock, "t")
+    lines = reverify_by_hand(store_of(world), load_config(world.repo), clock, "t").lines()
 
     assert lines[-1] == "t conflict with main -> todo.ready (Rework 1, starts mid-merge)"
     ready = task(world, "t")
@@ -256,8 +257,11 @@ def test_a_review_rework_after_a_reverify_does_not_count_toward_auto_rework(
                      seq=next_seq(store.task_dir("t")))  # fmt: skip
     write_verdict(store.task_dir("t"), review)
 
-    lines = apply_gate(store, load_config(tmp_path), GateRun("t", attempt_id, (review,), False),
-                       clock)  # fmt: skip
+    events = apply_gate(store, load_config(tmp_path), GateRun("t", attempt_id, (review,), False),
+                        clock)  # fmt: skip
+    lines = texts_of(events)
+    assert [(e.kind, e.task, e.state, e.attempt_id) for e in events] == [
+        ("review_rework", "t", "todo.ready", attempt_id)]  # fmt: skip
 
     assert lines == ["t review findings -> todo.ready (Rework 1)"]
     after = store.load_task("t")

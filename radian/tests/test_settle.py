@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from radian.arc.classify import ROWS, Next
 from radian.arc.clock import FakeClock
 from radian.arc.config import ArcConfig, LimitsConfig
+from radian.arc.events import texts_of
 from radian.arc.settle import AttemptOutcome, settle, terminated_outcome
 from radian.arc.states import State, transition
 
@@ -67,7 +68,9 @@ def test_any_sequence_of_failures_keeps_the_rules(
             attempt_id = f"{number:03d}"
             transition(task, State.WORKING, clock, last_attempt_id=attempt_id,
                        attempts=[*task.attempts, attempt_id])  # fmt: skip
-            lines = settle(store, config, task, attempt_id, outcome(row, model_wait, total), clock)
+            lines = texts_of(
+                settle(store, config, task, attempt_id, outcome(row, model_wait, total), clock)
+            )
             after = store.load_task("t")
             record = store.read_attempt_result("t", attempt_id)
             assert record is not None and record["next_state"] == str(after.state)

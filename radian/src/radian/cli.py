@@ -22,9 +22,11 @@ from radian.arc import commands, show
 from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
 from radian.arc.errors import ArcError
+from radian.arc.events import Event
 from radian.arc.loop import Loop, NoVerifier, RunReport, Terminated, Verifier
 from radian.arc.progress import LiveView
 from radian.arc.records import FIX_LEVELS, Switch
+from radian.arc.results import CommandResult
 from radian.arc.store import ArcStore
 from radian.arc.worker.presets import WORKER_NAMES
 from radian.worker.main import worker_command
@@ -36,8 +38,10 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 128 + 15 = 143
 
 
 # The version of every JSON document and JSON line the CLI prints (--json); a change that
-# removes or renames a key raises it.
-JSON_FORMAT_VERSION = 1
+# removes or renames a key, or changes what a value means, raises it. 2: a command's document
+# has its typed "result"; a line of `run` is its event's kind ("claimed", "retry", ...) with
+# "state", "attempt_id" and "plan", where 1 had "event": "line".
+JSON_FORMAT_VERSION = 2
 
 
 class Context:
@@ -88,11 +92,12 @@ def _json_out(document: dict[str, Any]) -> None:
     click.echo(json.dumps(stamped, allow_nan=False))
 
 
-def _emit(lines: list[str]) -> None:
+def _emit(result: CommandResult) -> None:
+    """A command's typed result: its lines, or with --json its document."""
     if _as_json():
-        _json_out({"ok": True, "lines": lines})
+        _json_out({"ok": True, "lines": result.lines(), "result": result.document()})
         return
-    for line in lines:
+    for line in result.lines():
         click.echo(line)
 
 
@@ -304,16 +309,18 @@ def _loop(context: Context) -> Loop:
         config,
         context.clock,
         verifier=make_verifier(context.store, config, context.clock),
-        echo=_run_line if context.as_json else click.echo,
+        echo=_ignore if context.as_json else click.echo,
+        on_event=_run_event if context.as_json else None,
     )
 
 
-def _run_line(line: str) -> None:
-    """A line of `run` or `start` as a JSON line; "task" when the line is about one."""
-    first = line.split(" ", 1)[0]
-    context = _current()
-    known = context is not None and context.store.task_exists(first)
-    _json_out({"event": "line", "task": first if known else None, "text": line})
+def _ignore(_line: str) -> None:
+    return None
+
+
+def _run_event(event: Event) -> None:
+    """An event of `run` or `start` as a JSON line."""
+    _json_out(event.document())
 
 
 def _finish(report: RunReport) -> None:
@@ -382,7 +389,8 @@ def show_command(context: Context, name: str | None) -> None:
         stamped = {"format_version": JSON_FORMAT_VERSION, **document}
         click.echo(json.dumps(stamped, indent=2, allow_nan=False))
     else:
-        _emit(lines)
+        for line in lines:
+            click.echo(line)
 
 
 @arc.command()

@@ -37,8 +37,10 @@ if TYPE_CHECKING:
         NotFoundError,
         UsageError,
     )
+    from radian.arc.events import Event
     from radian.arc.loop import Loop, RunReport
     from radian.arc.records import Plan, Task
+    from radian.arc.results import CommandResult
     from radian.arc.states import State
     from radian.arc.store import ArcStore
 
@@ -55,6 +57,8 @@ _EXPORTS: dict[str, str] = {
     "FakeClock": "radian.arc.clock",
     "Loop": "radian.arc.loop",
     "RunReport": "radian.arc.loop",
+    "Event": "radian.arc.events",
+    "CommandResult": "radian.arc.results",
     "ArcError": "radian.arc.errors",
     "UsageError": "radian.arc.errors",
     "ConfigError": "radian.arc.errors",
@@ -76,7 +80,9 @@ __all__ = [
     "ArcError",
     "ArcStore",
     "Clock",
+    "CommandResult",
     "ConfigError",
+    "Event",
     "FakeClock",
     "IllegalTransition",
     "Loop",

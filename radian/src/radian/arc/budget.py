@@ -20,6 +20,7 @@ from typing import Literal
 
 from radian.arc.clock import Clock
 from radian.arc.config import ArcConfig
+from radian.arc.events import Event
 from radian.arc.records import Plan, Task
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
@@ -89,11 +90,11 @@ def check_after_cost(store: ArcStore, task: Task, plan: Plan, config: ArcConfig)
 
 def pause_for_budget(
     store: ArcStore, task: Task, verdict: BudgetVerdict, clock: Clock, **fields: object
-) -> list[str]:
+) -> list[Event]:
     """Move `task` to todo.paused_budget; a plan budget also turns the plan's auto off.
 
     The caller holds the task's lock and saves the task; the plan is saved here, under its
-    own lock. Returns the printed lines about the plan.
+    own lock. Returns what happened to the plan.
     """
     transition(task, State.PAUSED_BUDGET, clock, retry_at=None, **fields)
     if verdict.scope != "plan":
@@ -104,4 +105,4 @@ def pause_for_budget(
             return []
         plan.auto = "off"
         store.save_plan(plan)
-    return [plan_auto_off(plan.name)]
+    return [Event("plan_auto_off", plan_auto_off(plan.name), plan=plan.name)]

@@ -18,6 +18,7 @@ from radian.arc import worker as worker_api
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.errors import ConfigError
+from radian.arc.events import Event
 from radian.arc.records import Task
 from radian.arc.settle import (
     outcome_from_end,
@@ -73,10 +74,12 @@ def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
         raise ConfigError(texts.bad_exec_args(problems))
 
 
-def promote_due_retries(store: ArcStore, clock: Clock, names: list[str] | None = None) -> list[str]:
+def promote_due_retries(
+    store: ArcStore, clock: Clock, names: list[str] | None = None
+) -> list[Event]:
     """todo.retry_wait tasks whose retry_at has passed become todo.ready (among `names`, the
     due-index's, when given; else every task)."""
-    lines = []
+    events: list[Event] = []
     for name in store.task_names() if names is None else names:
         found = store.try_load_task(name)
         if found is None or found.state is not State.RETRY_WAIT:
@@ -92,8 +95,9 @@ def promote_due_retries(store: ArcStore, clock: Clock, names: list[str] | None =
             transition(task, State.READY, clock, retry_at=None)
             store.save_task(task)
         log.info("%s retry due: todo.retry_wait -> todo.ready", name)
-        lines.append(texts.moved(name, str(State.RETRY_WAIT), str(State.READY)))
-    return lines
+        text = texts.moved(name, str(State.RETRY_WAIT), str(State.READY))
+        events.append(Event("retry_due", text, name, str(State.READY)))
+    return events
 
 
 def _is_due(retry_at: str | None, clock: Clock) -> bool:
@@ -102,11 +106,11 @@ def _is_due(retry_at: str | None, clock: Clock) -> bool:
 
 def claim(
     store: ArcStore, config: ArcConfig, name: str, clock: Clock, *, early: bool = False
-) -> tuple[Claim, str] | None:
+) -> tuple[Claim, Event] | None:
     """Claim task `name` for a new attempt: todo.ready (or todo.retry_wait when `early`).
 
     The intent (attempt.json: who runs it, which session it resumes) is written before the
-    task moves to doing.working. Returns the claim and its printed line, or None when the
+    task moves to doing.working. Returns the claim and its event, or None when the
     task is no longer claimable.
     """
     allowed = {State.READY, State.RETRY_WAIT} if early else {State.READY}
@@ -145,7 +149,8 @@ def claim(
         )
         store.save_task(task)
     log.info("claimed %s attempt %s (from %s, resuming %s)", name, attempt_id, from_state, resume)
-    line = texts.claimed(name, from_state, attempt_id)
+    line = Event("claimed", texts.claimed(name, from_state, attempt_id), name,
+                 str(State.WORKING), attempt_id)  # fmt: skip
     return Claim(name, attempt_id, attempt_dir, resume, spec, task.total_cost_usd), line
 
 
@@ -155,7 +160,7 @@ def recover_orphans(
     clock: Clock,
     running: set[tuple[str, str]],
     failed: list[str] | None = None,
-) -> list[str]:
+) -> list[Event]:
     """doing.working tasks whose attempt has no live owner get the end they must have had.
 
     An attempt_result.json already written (the owner died before saving the task) is
@@ -163,7 +168,7 @@ def recover_orphans(
     the owner would have read it; otherwise the attempt left no Result: terminated. A worker
     still running for a dead owner is stopped first.
     """
-    lines = []
+    lines: list[Event] = []
     for name in store.names_in(State.WORKING):
         found = store.try_load_task(name)
         if found is None or found.state is not State.WORKING:
@@ -190,10 +195,12 @@ def recover_orphans(
             if record is not None and "outcome_record" in record:
                 outcome = outcome_from_record(record)
             elif ended is not None:
-                lines.append(texts.ended_unwatched(name, attempt_id))
+                text = texts.ended_unwatched(name, attempt_id)
+                lines.append(Event("ended_unwatched", text, name, attempt_id=attempt_id))
                 outcome = outcome_from_end(ended, intent.get("resume_session_id"))
             else:
-                lines.append(texts.left_no_result(name, attempt_id))
+                text = texts.left_no_result(name, attempt_id)
+                lines.append(Event("left_no_result", text, name, attempt_id=attempt_id))
                 outcome = terminated_outcome(intent.get("claimed_at"), format_utc(clock.now()))
             lines.extend(settle(store, config, task, attempt_id, outcome, clock))
             if failed is not None and task.state in FAILED_STATES:

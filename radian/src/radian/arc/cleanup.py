@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from radian.arc import git, texts
+from radian.arc.results import CleanedUp
 from radian.arc.states import FAILED_STATES, State
 from radian.arc.store import ArcStore
 
@@ -30,9 +31,9 @@ def clean_task(store: ArcStore, name: str, *, branches: bool = False) -> list[st
     return _remove(store, name, task.branch if branches else None)
 
 
-def gc(store: ArcStore, *, branches: bool = False) -> list[str]:
+def gc(store: ArcStore, *, branches: bool = False) -> CleanedUp:
     """`radian arc gc`: every leftover worktree of a done or unknown task, and the gate's
-    scratch worktrees of tasks no gate runs for; the printed lines."""
+    scratch worktrees of tasks no gate runs for; what was removed."""
     lines: list[str] = []
     folder = store.repo_root / git.WORKTREES_DIR
     for path in sorted(folder.iterdir()) if folder.is_dir() else []:
@@ -61,7 +62,7 @@ def gc(store: ArcStore, *, branches: bool = False) -> list[str]:
                 lines.append(texts.gate_worktrees_removed(path.name))
         finally:
             lock.release()
-    return lines or [texts.nothing_to_clean()]
+    return CleanedUp(tuple(lines))
 
 
 def _remove(store: ArcStore, name: str, branch: str | None) -> list[str]:

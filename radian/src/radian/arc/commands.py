@@ -1,6 +1,7 @@
 """The library behind the CLI: every `radian arc` command that changes files, as a function.
 
-Each returns the lines it prints and raises an ArcError (changing nothing) when it refuses.
+Each returns a typed result (radian.arc.results: what it did, and the lines it prints) and
+raises an ArcError (changing nothing) when it refuses.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from radian.arc import texts
+from radian.arc import results, texts
 from radian.arc import worker as worker_api
 from radian.arc.atomic import write_text_atomic
 from radian.arc.brief import append_rework
@@ -35,15 +36,15 @@ from radian.arc.store import ArcStore
 from radian.arc.worker.presets import config_with_worker
 
 
-def init(repo_root: Path, worker: str | None = None) -> list[str]:
+def init(repo_root: Path, worker: str | None = None) -> results.ConfigInit:
     """Write a commented default .radian/arc.toml, unless one exists; `worker` (claude-code,
     codex) writes that worker's [worker] section (radian.arc.worker.presets)."""
     path = Path(repo_root) / CONFIG_PATH
     if path.exists():
-        return [texts.config_kept(str(CONFIG_PATH))]
+        return results.ConfigInit(str(CONFIG_PATH), written=False)
     text = DEFAULT_CONFIG if worker is None else config_with_worker(DEFAULT_CONFIG, worker)
     write_text_atomic(path, text)
-    return [texts.config_written(str(CONFIG_PATH))]
+    return results.ConfigInit(str(CONFIG_PATH), written=True)
 
 
 # -- plans and tasks -------------------------------------------------------------------------
@@ -56,14 +57,14 @@ def add_plan(
     merge_main: bool = True,
     auto_rework: int = 1,
     fix_level: str | None = None,
-) -> list[str]:
+) -> results.PlanAdded:
     plan = _new_plan(name, auto, max_cost_usd, merge_main, auto_rework, fix_level)
     with store.registry_lock():
         store.discard_unfinished_loads()
         if store.plan_exists(name):
             raise ArcError(texts.plan_exists(name))
         store.save_plan(plan)
-    return [texts.plan_added(name)]
+    return results.PlanAdded(name)
 
 
 def _new_plan(
@@ -100,7 +101,7 @@ def add_task(
     max_attempts: int | None = None,
     max_cost_usd: float | None = None,
     fix_level: str | None = None,
-) -> list[str]:
+) -> results.TaskAdded:
     task = _new_task(clock, plan_name, name, brief_text, max_attempts, max_cost_usd, fix_level)
     with store.registry_lock():
         store.discard_unfinished_loads()
@@ -111,7 +112,7 @@ def add_task(
             store.save_task(task)
             plan.tasks = [*plan.tasks, name]
             store.save_plan(plan)
-    return [texts.task_added(name, plan_name)]
+    return results.TaskAdded(name, plan_name, str(task.state))
 
 
 def _new_task(
@@ -164,17 +165,17 @@ def _check_new_tasks(store: ArcStore, names: list[str]) -> None:
         raise ArcError(texts.task_exists(taken[0], store.load_task(taken[0]).plan))
 
 
-def confirm(store: ArcStore, config: ArcConfig, plan_name: str) -> list[str]:
+def confirm(store: ArcStore, config: ArcConfig, plan_name: str) -> results.PlanConfirmed:
     check_exec_args(store, config)
     with store.plan_lock(plan_name):
         plan = store.load_plan(plan_name)
         plan.confirmed = True
         store.save_plan(plan)
-    return [texts.plan_confirmed(plan_name)]
+    return results.PlanConfirmed(plan_name)
 
 
 # -- a plan from one TOML file ---------------------------------------------------------------
-def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
+def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> results.PlanLoaded:
     """Add a plan and its tasks from one TOML file; all checked before anything is written."""
     label = str(path)
     parsed = read_plan_file(path)
@@ -204,7 +205,7 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> list[str]:
             raise ArcError(texts.plan_exists(plan.name))
         _check_new_tasks(store, names)
         _write_all_or_nothing(store, plan, template, tasks)
-    return [texts.plan_loaded(plan.name, len(tasks))]
+    return results.PlanLoaded(plan.name, len(tasks))
 
 
 def _write_all_or_nothing(
@@ -221,7 +222,7 @@ def _write_all_or_nothing(
 
 
 # -- changing a task by hand -----------------------------------------------------------------
-def cancel(store: ArcStore, clock: Clock, name: str) -> list[str]:
+def cancel(store: ArcStore, clock: Clock, name: str) -> results.TaskCancelled:
     """failed.cancelled; a live worker is stopped after the state is written."""
     with store.task_lock(name):
         task = store.load_task(name)
@@ -249,10 +250,10 @@ def cancel(store: ArcStore, clock: Clock, name: str) -> list[str]:
         store.save_task(task)
     if from_state is State.WORKING and attempt_id is not None:
         worker_api.stop_attempt(store.attempt_dir(name, attempt_id))
-    return [texts.cancelled(name, str(from_state))]
+    return results.TaskCancelled(name, str(from_state), str(State.CANCELLED))
 
 
-def rework(store: ArcStore, clock: Clock, name: str, text: str) -> list[str]:
+def rework(store: ArcStore, clock: Clock, name: str, text: str) -> results.TaskReworked:
     """The lead's rework: a "## Rework <n>" section, retry_count back to 0, todo.ready."""
     if not text.strip():
         raise UsageError(texts.empty_rework_brief())
@@ -275,10 +276,10 @@ def rework(store: ArcStore, clock: Clock, name: str, text: str) -> list[str]:
         else:
             transition(task, State.READY, clock, **fields)
         store.save_task(task)
-    return [texts.reworked(name, number)]
+    return results.TaskReworked(name, number, str(State.READY))
 
 
-def reset_budget(store: ArcStore, clock: Clock, name: str) -> list[str]:
+def reset_budget(store: ArcStore, clock: Clock, name: str) -> results.BudgetReset:
     """The only way out of todo.paused_budget: cost_usd to 0 (total_cost_usd stays)."""
     with store.task_lock(name):
         task = store.load_task(name)
@@ -286,13 +287,13 @@ def reset_budget(store: ArcStore, clock: Clock, name: str) -> list[str]:
             raise ArcError(texts.cannot_reset_budget(name, str(task.state)))
         transition(task, State.READY, clock, cost_usd=0.0, retry_at=None)
         store.save_task(task)
-    return [texts.budget_reset(name)]
+    return results.BudgetReset(name, str(State.READY))
 
 
-def set_plan_auto(store: ArcStore, plan_name: str, auto: Switch) -> list[str]:
+def set_plan_auto(store: ArcStore, plan_name: str, auto: Switch) -> results.PlanAuto:
     """Turn a plan's auto on or off (a plan budget turns it off; this turns it back on)."""
     with store.plan_lock(plan_name):
         plan = store.load_plan(plan_name)
         plan.auto = auto
         store.save_plan(plan)
-    return [texts.plan_auto(plan_name, auto)]
+    return results.PlanAuto(plan_name, auto)

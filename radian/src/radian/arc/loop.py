@@ -41,6 +41,7 @@ from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.due import DueIndex
 from radian.arc.errors import ArcError, DamagedFile
+from radian.arc.events import Event, texts_of
 from radian.arc.progress import WorkerRow
 from radian.arc.settle import (
     AttemptOutcome,
@@ -62,9 +63,9 @@ POLL_SECS = 0.2
 class Verifier(Protocol):
     def start(self, task: str, attempt_id: str) -> None: ...
 
-    def collect(self) -> list[str]: ...
+    def collect(self) -> list[Event]: ...
 
-    def before_claim(self) -> list[str]: ...
+    def before_claim(self) -> list[Event]: ...
 
     def active(self) -> int: ...
 
@@ -77,10 +78,10 @@ class NoVerifier:
     def start(self, task: str, attempt_id: str) -> None:
         return None
 
-    def collect(self) -> list[str]:
+    def collect(self) -> list[Event]:
         return []
 
-    def before_claim(self) -> list[str]:
+    def before_claim(self) -> list[Event]:
         return []
 
     def active(self) -> int:
@@ -92,11 +93,18 @@ class NoVerifier:
 
 @dataclass
 class RunReport:
-    lines: list[str] = field(default_factory=list)
+    """What a `run` or `start` did: its events in order, and how it ended."""
+
+    events: list[Event] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # tasks this run moved to failed.*
     interrupted: bool = False
     # The signal that stopped the run (SIGINT for Ctrl-C, SIGTERM); None when not stopped.
     stopped_by: int | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        """The printed lines, in order."""
+        return texts_of(self.events)
 
 
 class Terminated(KeyboardInterrupt):
@@ -111,8 +119,8 @@ def apply_end(
     claimed: Claim,
     outcome: AttemptOutcome,
     clock: Clock,
-) -> tuple[list[str], State | None]:
-    """Settle the attempt; the printed lines and the state this end moved the task to (None
+) -> tuple[list[Event], State | None]:
+    """Settle the attempt; its events and the state this end moved the task to (None
     when the task had moved on meanwhile, say cancelled from another terminal)."""
     with store.task_lock(claimed.task):
         task = store.load_task(claimed.task)
@@ -137,6 +145,7 @@ class Loop:
         worker_clock: Clock | None = None,
         echo: Callable[[str], None] = print,
         run_attempt: AttemptRunner | None = None,
+        on_event: Callable[[Event], None] | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -145,7 +154,8 @@ class Loop:
         # run_attempt reads the clock for its timestamps only (the wrapper times stalls and
         # wall time in real time itself), so attempts share arc's clock by default.
         self.worker_clock = worker_clock or clock
-        self.echo = echo
+        self.echo = echo  # each event's text, as it happens
+        self.on_event = on_event  # each event itself (the CLI's --json)
         self.run_attempt: AttemptRunner = run_attempt or worker_api.run_attempt
         self.report = RunReport()
         self._running: dict[Future[Any], Claim] = {}
@@ -157,10 +167,13 @@ class Loop:
         self._wake = threading.Event()
 
     # -- output ---------------------------------------------------------------------------
-    def _say(self, lines: list[str]) -> None:
-        for line in lines:
-            self.report.lines.append(line)
-            self.echo(line)
+    def _say(self, events: list[Event], *, recorded: bool = True) -> None:
+        for event in events:
+            if recorded:
+                self.report.events.append(event)
+            self.echo(event.text)
+            if self.on_event is not None:
+                self.on_event(event)
 
     # -- run ------------------------------------------------------------------------------
     def run(self, *, once: bool = False) -> RunReport:
@@ -199,7 +212,8 @@ class Loop:
                 if next_due is None:
                     return
                 self._next_wake = format_utc(next_due)
-                self.echo(texts.waiting_until(self._next_wake))
+                # Printed, not recorded: the report holds what happened to tasks and plans.
+                self._say([Event("waiting", texts.waiting_until(self._next_wake))], recorded=False)
                 log.info("nothing to claim: sleeping until %s", format_utc(next_due))
                 self.clock.sleep(max(0.0, (next_due - self.clock.now()).total_seconds()))
             self._pass()
@@ -244,9 +258,13 @@ class Loop:
             if name not in self._quarantined:
                 self._quarantined.add(name)
                 log.warning("quarantined %s: %s", name, problem)
-                self._say([texts.quarantined(name, problem)])
+                text = texts.quarantined(name, problem)
+                if name.startswith("plan "):
+                    self._say([Event("quarantined", text, plan=name.removeprefix("plan "))])
+                else:
+                    self._say([Event("quarantined", text, name)])
 
-    def _launch(self, claimed: Claim, line: str) -> None:
+    def _launch(self, claimed: Claim, line: Event) -> None:
         self._say([line])
         future = self._pool.submit(self.run_attempt, claimed.spec, self.worker_clock)
         self._running[future] = claimed
@@ -364,7 +382,7 @@ class Loop:
             # The reason first, for whoever reads this attempt's end: arc's stop, no cancel.
             worker_api.stop_attempt(claimed.attempt_dir, STOP_INTERRUPT, wait=False)
         if claims:
-            self._say([texts.stopping_workers(len(claims))])
+            self._say([Event("stopping", texts.stopping_workers(len(claims)))])
         try:
             self._wait_for_stopped()
         except KeyboardInterrupt:
@@ -372,7 +390,7 @@ class Loop:
             for claimed in claims:
                 worker_api.kill_attempt(claimed.attempt_dir)
             self._wait_for_stopped()
-        self._say([texts.interrupted()])
+        self._say([Event("interrupted", texts.interrupted())])
 
     def _wait_for_stopped(self) -> None:
         self.verifier.stop()

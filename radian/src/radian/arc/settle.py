@@ -8,7 +8,7 @@ state, writes attempt_result.json and saves the task, in that order, under the t
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from radian.arc import texts
@@ -16,6 +16,7 @@ from radian.arc.budget import add_cost, attempt_cost, check_after_cost, pause_fo
 from radian.arc.classify import ROWS, Next, classify
 from radian.arc.clock import Clock, format_utc_ceil
 from radian.arc.config import ArcConfig
+from radian.arc.events import Event, EventKind
 from radian.arc.records import Task, attempt_result
 from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
 from radian.arc.states import State, transition
@@ -128,10 +129,10 @@ def settle(
     attempt_id: str,
     outcome: AttemptOutcome,
     clock: Clock,
-) -> list[str]:
+) -> list[Event]:
     """Apply `outcome` to `task` (loaded under its lock), write the attempt result, save.
 
-    Returns the printed lines.
+    Returns what happened, one event per printed line.
     """
     row = ROWS[outcome.row]
     previous = task.session_cost_usd if outcome.resumed else None
@@ -188,20 +189,27 @@ def settle(
             task.model_wait_streak = 0
         store.write_attempt_result(task.name, attempt_id, record | kept)
         store.save_task(task)
-        return [texts.ended_after_cancel(task.name, attempt_id)]
+        text = texts.ended_after_cancel(task.name, attempt_id)
+        return [Event("ended_after_cancel", text, task.name, str(task.state), attempt_id)]
 
     task.model_wait_streak = task.model_wait_streak + 1 if outcome.model_wait else 0
     if row.next_step not in (Next.VERIFY, Next.VERIFY_AT_ONCE):
         # GATE: only a gate ends in a conflict; any other end starts the conflict run again.
         task.conflict_rework_run = 0
-    lines = _decide(store, config, task, row.next_step, row.failure_class or "", outcome, clock)
+    events = _decide(store, config, task, row.next_step, row.failure_class or "", outcome, clock)
     record["next_state"] = str(task.state)
     record["retry_at"] = task.retry_at
     record["retry_count"] = task.retry_count
     record["outcome_record"] = asdict(outcome)
     store.write_attempt_result(task.name, attempt_id, record)
     store.save_task(task)
-    return lines
+    return [replace(event, attempt_id=attempt_id) if event.task == task.name else event
+            for event in events]  # fmt: skip
+
+
+def _moved(kind: EventKind, task: Task, text: str) -> Event:
+    """An event about `task`, in the state it has just moved to."""
+    return Event(kind, text, task.name, str(task.state))
 
 
 def _decide(
@@ -212,7 +220,7 @@ def _decide(
     failure_class: str,
     outcome: AttemptOutcome,
     clock: Clock,
-) -> list[str]:
+) -> list[Event]:
     name = task.name
     if outcome.remote_error is not None and next_step in (Next.RETRY, Next.REWORK_PENDING):
         # A remote outage is no failure of the task: wait with backoff, use no retry.
@@ -223,7 +231,7 @@ def _decide(
         log.warning(
             "%s remote unreachable: waiting until %s (%s)", name, when, outcome.remote_error
         )
-        return [texts.remote_unreachable(name, when)]
+        return [_moved("remote_wait", task, texts.remote_unreachable(name, when))]
     task.remote_wait_streak = 0
     if next_step in (Next.VERIFY, Next.VERIFY_AT_ONCE):
         transition(
@@ -236,20 +244,21 @@ def _decide(
             rework_reason=None,
             retry_at=None,
         )
-        return [texts.delivered(name, outcome.head_sha)]
+        return [_moved("delivered", task, texts.delivered(name, outcome.head_sha))]
     if next_step is Next.REWORK_PENDING:
         reason = outcome.reason or "delivery check failed"
         transition(task, State.REWORK_PENDING, clock, rework_reason=reason, retry_at=None)
-        return [texts.delivery_failed(name, reason)]
+        return [_moved("delivery_failed", task, texts.delivery_failed(name, reason))]
     if next_step is Next.IRRECOVERABLE:
         transition(task, State.IRRECOVERABLE, clock, retry_at=None)
         error = outcome.model_error or {}
         if error.get("kind") == "authentication":
-            return [texts.poisoned_authentication(name, str(error.get("message") or "-"))]
-        return [texts.poisoned(name)]
+            text = texts.poisoned_authentication(name, str(error.get("message") or "-"))
+            return [_moved("poisoned", task, text)]
+        return [_moved("poisoned", task, texts.poisoned(name))]
     if next_step is Next.CANCELLED:
         transition(task, State.CANCELLED, clock, retry_at=None)
-        return [texts.cancelled(name, str(State.WORKING))]
+        return [_moved("cancelled", task, texts.cancelled(name, str(State.WORKING)))]
 
     now = clock.now()
     if outcome.model_wait:
@@ -260,21 +269,23 @@ def _decide(
         log.info(
             "%s model wait %d in a row: %.0f s, until %s", name, task.model_wait_streak, wait, when
         )
-        return [texts.model_unavailable(name, when)]
+        return [_moved("model_wait", task, texts.model_unavailable(name, when))]
 
     limit = task.max_attempts if task.max_attempts is not None else config.limits.max_attempts
     if task.retry_count >= limit:
         transition(task, State.EXHAUSTED, clock, retry_at=None)
         log.warning("%s exhausted: retry_count %d of %d", name, task.retry_count, limit)
-        return [texts.exhausted(name, failure_class, task.retry_count, limit)]
+        text = texts.exhausted(name, failure_class, task.retry_count, limit)
+        return [_moved("exhausted", task, text)]
     plan = store.load_plan(task.plan)
     verdict = check_after_cost(store, task, plan, config)
     if verdict.used_up:
-        lines = [texts.paused_budget(name, failure_class, str(verdict.scope), verdict.spent,
-                                     float(verdict.limit or 0))]  # fmt: skip
-        return lines + pause_for_budget(store, task, verdict, clock)
+        text = texts.paused_budget(name, failure_class, str(verdict.scope), verdict.spent,
+                                   float(verdict.limit or 0))  # fmt: skip
+        plan_events = pause_for_budget(store, task, verdict, clock)
+        return [_moved("paused_budget", task, text), *plan_events]
     retry_count = task.retry_count + 1
     when = format_utc_ceil(due_at(now, retry_backoff_secs(retry_count)))
     transition(task, State.RETRY_WAIT, clock, retry_at=when, retry_count=retry_count)
     log.info("%s retry %d (%s) at %s", name, retry_count, failure_class, when)
-    return [texts.retry_at(name, failure_class, when)]
+    return [_moved("retry", task, texts.retry_at(name, failure_class, when))]

@@ -20,12 +20,14 @@ An attempt that does not end in a conflict sets the conflict run back to 0.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from radian.arc.budget import add_cost, check_after_cost, pause_for_budget
 from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc, format_utc_ceil
 from radian.arc.config import ArcConfig
+from radian.arc.events import Event, EventKind
 from radian.arc.gate import texts
 from radian.arc.gate.pipeline import GateRun
 from radian.arc.gate.rework import write_conflict_rework, write_review_rework
@@ -46,9 +48,10 @@ log = logging.getLogger(__name__)
 MICROS_PER_USD = 1_000_000
 
 
-def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -> list[str]:
-    """Apply `run` to its task; the printed lines. A task that moved on meanwhile (cancelled,
-    or a newer attempt) keeps its state: the verdicts stay on file, nothing else changes."""
+def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -> list[Event]:
+    """Apply `run` to its task; what happened, one event per printed line. A task that moved
+    on meanwhile (cancelled, or a newer attempt) keeps its state: the verdicts stay on file,
+    nothing else changes."""
     with store.task_lock(run.task):
         task = store.load_task(run.task)
         # Every review session of the attempt, also one of a gate run stopped by Ctrl-C.
@@ -62,7 +65,8 @@ def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -
                 store.save_task(task)
             return []
         if run.remote_error is not None:
-            return [_wait_for_remote(store, task, run.remote_error, clock)]
+            waited = _wait_for_remote(store, task, run.remote_error, clock)
+            return [replace(waited, attempt_id=run.attempt_id)]
         # The gate reached a verdict: a run of remote waits is over.
         task.remote_wait_streak, task.retry_at = 0, None
         plan = store.load_plan(task.plan)
@@ -72,13 +76,19 @@ def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -
         if failure is None or failure.reason != CONFLICT:
             task.conflict_rework_run = 0
         review_ran = any(verdict.stage == "review" for verdict in verdicts)
-        lines = _decide(store, config, plan, task, run, failure, review_ran, clock)
+        events = _decide(store, config, plan, task, run, failure, review_ran, clock)
         _record_gate(store, task, run, review_micros, clock)
         store.save_task(task)
-    return lines
+    return [replace(event, attempt_id=run.attempt_id) if event.task == task.name else event
+            for event in events]  # fmt: skip
 
 
-def _wait_for_remote(store: ArcStore, task: Task, error: str, clock: Clock) -> str:
+def _moved(kind: EventKind, task: Task, text: str) -> Event:
+    """An event about `task`, in the state it has just moved to."""
+    return Event(kind, text, task.name, str(task.state))
+
+
+def _wait_for_remote(store: ArcStore, task: Task, error: str, clock: Clock) -> Event:
     """The gate could not reach the remote: the task stays review.verifying and its gate runs
     again at retry_at (10 s, doubled up to 5 minutes), like the delivery check's wait. No
     verdict is applied, no retry used; what its reviews cost is added when the gate ends
@@ -89,7 +99,7 @@ def _wait_for_remote(store: ArcStore, task: Task, error: str, clock: Clock) -> s
     task.updated_at = format_utc(clock.now())
     store.save_task(task)
     log.warning("%s gate: remote unreachable, gate again at %s (%s)", task.name, when, error)
-    return texts.gate_remote_unreachable(task.name, when)
+    return _moved("gate_remote_wait", task, texts.gate_remote_unreachable(task.name, when))
 
 
 def _decide(
@@ -101,12 +111,13 @@ def _decide(
     failure: Verdict | None,
     review_ran: bool,
     clock: Clock,
-) -> list[str]:
+) -> list[Event]:
     name = task.name
     if failure is None:
         integration = run.verdicts[-1]
         transition(task, State.INTEGRATED, clock, rework_reason=None, merge_pending=False)
-        return [texts.gate_integrated(name, integration.integrated_sha, config.target_branch)]
+        text = texts.gate_integrated(name, integration.integrated_sha, config.target_branch)
+        return [_moved("integrated", task, text)]
     # A conflict never pauses the plan, at whichever stage it was found (the chapter's "A
     # conflict with the target branch"), so it is answered before any budget is looked at.
     if failure.reason == CONFLICT:
@@ -120,7 +131,8 @@ def _decide(
                 name, str(budget.scope), budget.spent, float(budget.limit or 0)
             )
             reason = rework_reason_for(failure)
-            return [line, *pause_for_budget(store, task, budget, clock, rework_reason=reason)]
+            plan_events = pause_for_budget(store, task, budget, clock, rework_reason=reason)
+            return [_moved("review_paused_budget", task, line), *plan_events]
     if failure.reason in REVIEW_FAILING_REASONS and task.auto_rework_used < plan.auto_rework:
         number = write_review_rework(
             store, task, failure.fix_level or "major", failure.failing_findings
@@ -137,15 +149,16 @@ def _decide(
             merge_pending=False,
             retry_at=None,
         )
-        return [texts.review_rework_written(name, number)]
+        return [_moved("review_rework", task, texts.review_rework_written(name, number))]
     reason = rework_reason_for(failure)
     transition(task, State.REWORK_PENDING, clock, rework_reason=reason)
-    return [texts.stage_failed(name, failure.stage, str(failure.reason), failure.detail)]
+    text = texts.stage_failed(name, failure.stage, str(failure.reason), failure.detail)
+    return [_moved("stage_failed", task, text)]
 
 
 def _conflict(
     store: ArcStore, config: ArcConfig, plan: Plan, task: Task, failure: Verdict, clock: Clock
-) -> list[str]:
+) -> list[Event]:
     limit = config.limits.max_conflict_rework
     if not plan.merge_main:
         why = texts.conflict_merge_main_off()
@@ -164,10 +177,10 @@ def _conflict(
             rework_reason=None,
             retry_at=None,
         )
-        return [texts.conflict_rework_written(task.name, number)]
+        return [_moved("conflict_rework", task, texts.conflict_rework_written(task.name, number))]
     line = texts.conflict_pending(task.name, why)
     transition(task, State.REWORK_PENDING, clock, rework_reason=line)
-    return [line]
+    return [_moved("conflict_pending", task, line)]
 
 
 def _is_reverify(store: ArcStore, task: str, attempt_id: str) -> bool:

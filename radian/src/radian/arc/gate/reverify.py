@@ -24,6 +24,7 @@ from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
 from radian.arc.errors import ArcError, UsageError
+from radian.arc.events import Event
 from radian.arc.gate import texts
 from radian.arc.gate.apply import apply_gate, rework_reason_for
 from radian.arc.gate.jobs import build_job, gate_lock, still_verifying
@@ -35,6 +36,7 @@ from radian.arc.gate.verdict import (
     last_verdict,
 )
 from radian.arc.records import Task, attempt_result
+from radian.arc.results import Reverified
 from radian.arc.states import State, transition
 from radian.arc.store import ArcStore
 
@@ -73,7 +75,7 @@ def claim_reverify(store: ArcStore, task: Task, clock: Clock, reason: str) -> st
     return attempt_id
 
 
-def reverify_by_hand(store: ArcStore, config: ArcConfig, clock: Clock, name: str) -> list[str]:
+def reverify_by_hand(store: ArcStore, config: ArcConfig, clock: Clock, name: str) -> Reverified:
     """`radian arc reverify <task>`: run the gate again now, in the foreground.
 
     Ignores both automatic guards and uses up neither. Without [gate] there is no gate to
@@ -92,11 +94,12 @@ def reverify_by_hand(store: ArcStore, config: ArcConfig, clock: Clock, name: str
             if task.state not in HAND_STATES or task.head_sha is None:
                 raise ArcError(texts.cannot_reverify(name, str(task.state)))
             attempt_id = claim_reverify(store, task, clock, "radian arc reverify")
-        lines = [texts.reverify_started(name, attempt_id)]
+        text = texts.reverify_started(name, attempt_id)
+        lines = [Event("reverify_started", text, name, str(State.VERIFYING), attempt_id)]
         job = build_job(store, config, store.load_task(name), attempt_id, threading.Event())
         run = run_gate(job, clock, still_wanted=lambda: still_verifying(store, name, attempt_id))
         lines += apply_gate(store, config, run, clock)
-        return lines
+        return Reverified(name, tuple(lines))
     finally:
         lock.release()
 
@@ -158,15 +161,15 @@ def auto_reverify_candidates(store: ArcStore, config: ArcConfig) -> list[tuple[T
 
 def auto_reverify(
     store: ArcStore, config: ArcConfig, clock: Clock, skip: set[str]
-) -> tuple[list[str], list[tuple[str, str]]]:
-    """Claim the automatic reverifies that are due; (printed lines, (task, attempt) to start)."""
+) -> tuple[list[Event], list[tuple[str, str]]]:
+    """Claim the automatic reverifies that are due; (events, (task, attempt) to start)."""
     candidates = [(t, v) for t, v in auto_reverify_candidates(store, config) if t.name not in skip]
     if not candidates:
         return [], []
     remote_sha = git.remote_branch_sha(
         store.repo_root, config.repository.remote, config.target_branch
     )
-    lines: list[str] = []
+    lines: list[Event] = []
     started: list[tuple[str, str]] = []
     limit = config.limits.max_auto_reverify
     for candidate, verdict in candidates:
@@ -185,12 +188,13 @@ def auto_reverify(
                     task.rework_reason = line
                     task.updated_at = format_utc(clock.now())
                     store.save_task(task)
-                    lines.append(line)
+                    lines.append(Event("auto_reverify_limit", line, name, str(task.state)))
                 continue
             attempt_id = next_attempt_id(task)
             _remember_pair(store, name, task.head_sha, remote_sha, attempt_id, clock)
             task.auto_reverify_count += 1
             claim_reverify(store, task, clock, "automatic reverify: the target branch moved")
-        lines.append(texts.auto_reverify_started(name, attempt_id, verdict.target_sha, remote_sha))
+        text = texts.auto_reverify_started(name, attempt_id, verdict.target_sha, remote_sha)
+        lines.append(Event("auto_reverify", text, name, str(State.VERIFYING), attempt_id))
         started.append((name, attempt_id))
     return lines, started

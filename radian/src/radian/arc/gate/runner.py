@@ -19,6 +19,7 @@ from filelock import Timeout
 from radian.arc import git
 from radian.arc.clock import Clock, parse_utc
 from radian.arc.config import ArcConfig
+from radian.arc.events import Event
 from radian.arc.gate.apply import apply_gate
 from radian.arc.gate.jobs import (
     build_job,
@@ -75,8 +76,8 @@ class GateVerifier:
         self._gates[task] = gate
         gate.thread.start()
 
-    def collect(self) -> list[str]:
-        lines: list[str] = []
+    def collect(self) -> list[Event]:
+        lines: list[Event] = []
         for task, gate in list(self._gates.items()):
             if not gate.done.is_set():
                 continue
@@ -87,7 +88,7 @@ class GateVerifier:
             lines += self._take_up_orphans()
         return lines
 
-    def before_claim(self) -> list[str]:
+    def before_claim(self) -> list[Event]:
         if self._stop.is_set() or not self._poll_due():
             return []
         try:
@@ -136,8 +137,8 @@ class GateVerifier:
             lock.release()
             gate.done.set()
 
-    def _take_up_orphans(self) -> list[str]:
-        lines: list[str] = []
+    def _take_up_orphans(self) -> list[Event]:
+        lines: list[Event] = []
         for name in self.store.names_in(State.VERIFYING):
             if name in self._gates:
                 continue
