@@ -72,7 +72,8 @@ def test_explicit_bindings_from_agent_yaml_bind_the_undo(tmp_path: Path) -> None
     agent.close()
 
 
-def test_an_undo_that_cannot_be_bound_is_not_sent_and_says_why(tmp_path: Path) -> None:
+def test_an_undo_that_cannot_be_bound_stops_the_rollback_and_asks(tmp_path: Path) -> None:
+    # The rollback does not go on past it, out of order: the writes below wait.
     facts = "  - paint_fence:\n      undo: {tool: unpaint_fence, args: {colour: $result.shade}}\n"
     project = write_project(tmp_path, facts=facts)
     agent = project.agent(clock=FakeClock())
@@ -83,19 +84,47 @@ def test_an_undo_that_cannot_be_bound_is_not_sent_and_says_why(tmp_path: Path) -
         "then water the lawn for order 3",
         "u",
     )
-    assert [name for name, _ in project.calls] == [
-        "plant_tree",
-        "paint_fence",
-        "water_lawn",
-        "unplant_tree",
-    ]
-    assert reply.text == (
-        "This run stopped: water_lawn failed (RuntimeError). Undone, latest first: "
-        "plant_tree (by unplant_tree). Not undone, and still to be undone by hand: "
-        "paint_fence (unpaint_fence: nothing of the step binds colour)."
+    assert [name for name, _ in project.calls] == ["plant_tree", "paint_fence", "water_lawn"]
+    question = (
+        "Undoing paint_fence was not sent: unpaint_fence: nothing of the step binds colour. "
+        "The rollback stopped there, before the writes below it. 2 step(s) still need undoing."
     )
+    assert reply.state == "stuck"
+    assert reply.waiting[0].kind == "undo" and reply.waiting[0].text == question
+    assert reply.text == f"This run stopped: water_lawn failed (RuntimeError). {question}"
     refused = [c for c in agent.record("u") if c.kind == "undo" and c.status == "refused"]
     assert [(c.tool, c.undoes) for c in refused] == [("unpaint_fence", "u#1:2")]
+    with pytest.raises(RewindRefused):
+        agent.rewind("u")
+    reply = agent.answer("u", "done by hand")
+    assert [name for name, _ in project.calls][-1] == "unplant_tree"
+    assert reply.text == (
+        "This run stopped: water_lawn failed (RuntimeError). Undone, latest first: "
+        "paint_fence (by hand), plant_tree (by unplant_tree)."
+    )
+    agent.close()
+
+
+def test_an_undo_refused_then_abandoned_lists_what_remains(tmp_path: Path) -> None:
+    facts = "  - paint_fence:\n      undo: {tool: unpaint_fence, args: {colour: $result.shade}}\n"
+    project = write_project(tmp_path, facts=facts)
+    agent = project.agent(clock=FakeClock())
+    project.fail.add("water_lawn")
+    approve_all(
+        agent,
+        "plant a tree for order 1, then paint the fence for order 2, "
+        "then water the lawn for order 3",
+        "u",
+    )
+    reply = agent.answer("u", "retry")  # bound again: still cannot be
+    assert reply.state == "stuck" and "was not sent" in reply.waiting[0].text
+    reply = agent.answer("u", "abandon")
+    assert [name for name, _ in project.calls] == ["plant_tree", "paint_fence", "water_lawn"]
+    assert reply.text == (
+        "This run stopped: water_lawn failed (RuntimeError). Not undone, and still to be "
+        "undone by hand: paint_fence (unpaint_fence: nothing of the step binds colour). "
+        "The rollback was abandoned; still to be undone by hand: plant_tree."
+    )
     agent.close()
 
 
@@ -136,14 +165,19 @@ def test_a_refusal_after_a_write_rolls_the_run_back(tmp_path: Path) -> None:
     agent.close()
 
 
-def test_an_undo_the_rulebook_refuses_is_not_sent(tmp_path: Path) -> None:
+def test_an_undo_the_rulebook_refuses_is_not_sent_and_stops_the_rollback(
+    tmp_path: Path,
+) -> None:
     project = write_project(tmp_path, rulebook="cap unpaint_fence.order <= 5\n")
     agent = project.agent(clock=FakeClock())
     project.fail.add("water_lawn")
     reply = approve_all(agent, "paint the fence for order 7, then water the lawn for order 7", "u")
     assert [name for name, _ in project.calls] == ["paint_fence", "water_lawn"]
-    assert "Not undone, and still to be undone by hand: paint_fence (the check refused " in (
-        reply.text
+    assert reply.state == "stuck"
+    assert reply.waiting[0].text == (
+        "Undoing paint_fence was not sent: the check refused unpaint_fence, because its "
+        "order is 7, and line 1 of policy.co allows at most 5. The rollback stopped there, "
+        "before the writes below it. 1 step(s) still need undoing."
     )
     agent.close()
 

@@ -169,15 +169,23 @@ def test_happened_goes_on_and_a_later_failure_cannot_bind_its_unseen_result(
     reply = agent.answer_current("u", "happened")
     assert reply.waiting[0].kind == "confirm" and reply.waiting[0].tool == "stamp_form"
     reply = agent.confirm_current("u", "approve")
+    # The charge's undo cannot be bound: the rollback stops there, before book_slot.
+    assert reply.state == "stuck"
+    assert reply.waiting[0].text == (
+        "Undoing charge_card was not sent: refund_card: charge comes from the step's "
+        "result, which nobody saw. The rollback stopped there, before the writes below "
+        "it. 2 step(s) still need undoing."
+    )
+    assert _sends(module, "free_slot") == []
+    reply = agent.answer_current("u", "done by hand")
     assert reply.state == "rolled_back"
     assert reply.text == (
         "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
-        "book_slot (by free_slot). Not undone, and still to be undone by hand: "
-        "charge_card (refund_card: charge comes from the step's result, which nobody saw)."
+        "charge_card (by hand), book_slot (by free_slot)."
     )
     statuses = [(c.tool, c.kind, c.status) for c in agent.record("u")]
     assert ("charge_card", "write", "happened") in statuses
-    assert ("refund_card", "undo", "refused") in statuses
+    assert ("refund_card", "undo", "by_hand") in statuses
     assert _sends(module, "refund_card") == []
 
 

@@ -70,8 +70,12 @@ def _did_not_happen(ledger: Ledger, context: RunContext, run: RunRow, question: 
 
 
 def _retry_undo(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
-    # The rollback starts again at the failed undo, which is re-sent under its key.
-    return move(ledger, run, Event.RETRY_UNDO, question=None, reply=None)
+    # The rollback starts again at the failed undo, which is re-sent under its key with a
+    # new round of tries (one the check refused is bound and checked again).
+    undo = _asked_call(ledger, question)
+    failure = dict(run.failure or {})
+    failure["undo_rounds"] = {**(failure.get("undo_rounds") or {}), undo.call_id: undo.tries}
+    return move(ledger, run, Event.RETRY_UNDO, question=None, reply=None, failure=failure)
 
 
 def _done_by_hand(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:

@@ -89,15 +89,24 @@ def send_undo(
     send: Callable[[int], T],
     backoff: Backoff | None = None,
     clock: Clock | None = None,
+    *,
+    done: int = 0,
 ) -> T:
     """Call `send(try_number)` until it returns, waiting on the clock between failures.
 
-    `send` is given the try's number so it can record the try before it sends. After the
-    last try fails, `UndoGaveUp` is raised from the last error.
+    `send` is given the try's number so it can record the try before it sends. `done`
+    counts the tries of this round already made (by a process that stopped before the
+    round was over): the round goes on from there, after the wait that was cut short,
+    and does not start again. After the last try fails, `UndoGaveUp` is raised from the
+    last error.
     """
     schedule = backoff or UNDO_BACKOFF
     waiter = clock or SystemClock()
-    try_number = 1
+    if isinstance(done, bool) or not isinstance(done, int) or not 0 <= done < schedule.tries:
+        raise ValueError(f"done must be 0 to {schedule.tries - 1}; got {done!r}")
+    if done:
+        waiter.sleep(schedule.wait(done))
+    try_number = done + 1
     while True:
         try:
             return send(try_number)

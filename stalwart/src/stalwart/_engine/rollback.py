@@ -21,6 +21,7 @@ from ..replies import Waiting
 from .calls import as_current, finish, typed_args, undo_id, undo_row, undo_tool_of
 from .context import RunContext
 from .current import sending
+from .doubt import in_doubt
 from .keys import undo_key
 from .retry import render_error, send_undo
 
@@ -37,15 +38,24 @@ class Stuck:
 
 
 def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | None:
-    """Undo the run's writes, last first; None when nothing remains to undo."""
+    """Undo the run's writes, last first; None when nothing remains to undo.
+
+    The rollback stops at the first write it cannot undo now, whatever the reason: an
+    undo that failed on every try of its round, and an undo the check refused or could
+    not bind. Undoing the writes below it first would undo them out of order.
+    """
     for write in reversed(writes_to_undo(ledger, context, run)):
         undo = ledger.call(undo_id(write))
-        if undo is None or undo.status not in (CallStatus.IN_FLIGHT, CallStatus.FAILED):
+        if undo is None or undo.status == CallStatus.REFUSED:
             planned = _plan_undo(ledger, context, run, write)
-            if planned is None:
-                continue
+            if isinstance(planned, Stuck):
+                return planned
             undo = planned
-        # else: an undo already checked and recorded, left in flight or failed: sent again.
+        elif undo.status == CallStatus.IN_FLIGHT:
+            # Found in flight: its process stopped while a try was being sent, so that
+            # try may have taken effect. It is sent again under its key.
+            undo = ledger.put_call(replace_row(undo, doubted=True))
+        # else: an undo checked and recorded before, that failed: sent again.
         stuck = _send_undo(ledger, context, run, write, undo)
         if stuck is not None:
             return stuck
@@ -53,46 +63,83 @@ def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | Non
 
 
 def writes_to_undo(ledger: Ledger, context: RunContext, run: RunRow) -> list[CallRow]:
-    """The run's writes that took effect, declare an undo, and were neither undone nor
-    given up on (an undo the check refused or could not bind)."""
-    given_up = {
-        c.undoes
-        for c in ledger.run_calls(run.run_id)
-        if c.kind == "undo" and c.status == CallStatus.REFUSED
-    }
+    """The run's writes that took effect, declare an undo, and were not undone (an undo
+    the check refused or could not bind still needs undoing: the rollback stops there)."""
     return [
         call
         for call in ledger.run_calls(run.run_id)
         if call.kind == "write"
         and call.status in TOOK_EFFECT
         and call.undone_by is None
-        and call.call_id not in given_up
         and undo_tool_of(context, call.tool) is not None
     ]
 
 
-def _plan_undo(ledger: Ledger, context: RunContext, run: RunRow, write: CallRow) -> CallRow | None:
-    """Bind and check a write's undo, and record it in flight; None when it is not sent."""
+def round_started_at(run: RunRow, undo: CallRow) -> int:
+    """The undo's tries before its current round: 0, or its tries when a person answered
+    `retry` (each answer gives it a new round). A round cut short by a stopped process
+    goes on, counting the tries it made."""
+    rounds = (run.failure or {}).get("undo_rounds") or {}
+    started = rounds.get(undo.call_id, 0)
+    return started if isinstance(started, int) else 0
+
+
+def _plan_undo(ledger: Ledger, context: RunContext, run: RunRow, write: CallRow) -> CallRow | Stuck:
+    """Bind and check a write's undo, and record it in flight; Stuck when it is not sent."""
     plan = context.check.plan_undo(write)
     if isinstance(plan, str):
-        _record_undo_refused(ledger, context, run, write, None, plan)
-        return None
+        return _not_sent(ledger, context, run, write, None, plan)
     verdict = context.check.undo(write, plan, ledger.history())
     if not verdict.allowed:
-        _record_undo_refused(ledger, context, run, write, plan, verdict.text)
-        return None
+        return _not_sent(ledger, context, run, write, plan, verdict.text)
     key = undo_key(write.key or write.call_id, plan.tool, plan.args)
     undo = ledger.put_call(undo_row(ledger, run, write, plan, key, "in_flight", verdict.text))
     ledger.add_message("assistant", texts.memory_call(plan.tool, plan.args), run.run_id)
     return undo
 
 
+def _not_sent(
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    write: CallRow,
+    plan: UndoPlan | None,
+    why: str,
+) -> Stuck:
+    """An undo the check refused or could not bind: recorded refused, never sent, and the
+    rollback stops at it with its own question."""
+    undo = _record_undo_refused(ledger, context, run, write, plan, why)
+    remaining = len(writes_to_undo(ledger, context, run))
+    text = texts.undo_not_sent_question(write.tool, undo.tool, why, remaining)
+    waiting = Waiting(
+        kind="undo",
+        tool=undo.tool,
+        args=dict(undo.args),
+        text=text,
+        answers=texts.UNDO_ANSWERS,
+        run=run.run_id,
+        step=write.step,
+        call=undo.call_id,
+    )
+    failure = dict(run.failure or {})
+    failure.update({"undo": undo.tool, "undo_refused": why})
+    return Stuck(
+        failure=failure, reply=texts.stuck_reply(_cause(run), text), question=waiting.to_record()
+    )
+
+
 def _send_undo(
     ledger: Ledger, context: RunContext, run: RunRow, write: CallRow, undo: CallRow
 ) -> Stuck | None:
-    """Send a recorded undo with its retries, each try committed first; None when it ran."""
+    """Send a recorded undo with its retries, each try committed first; None when it ran.
+
+    Each failure is committed before the wait, so a process stopped during a wait leaves
+    the tries it made counted, and the round goes on from there when resumed.
+    """
     spec = context.tools[undo.tool]
     args = typed_args(spec, undo.args)
+    done = undo.tries - round_started_at(run, undo)
+    backoff = context.undo_backoff
 
     def send(_try: int) -> Any:
         nonlocal undo
@@ -103,30 +150,28 @@ def _send_undo(
             with sending(as_current(run, undo)):
                 return spec.call(args, undo.key)
         except Exception as error:
-            undo = ledger.put_call(replace_row(undo, error=render_error(error)))
+            undo = ledger.put_call(
+                replace_row(
+                    undo,
+                    status=CallStatus.FAILED,
+                    error=render_error(error),
+                    doubted=undo.doubted or in_doubt(error),
+                )
+            )
+            ledger.commit()
             raise
 
+    if done >= backoff.tries:
+        # Every try of the round was made before its process stopped (the last one
+        # perhaps cut off): nothing is sent, and a person is asked.
+        error = undo.error or texts.UNDO_CUT_OFF
+        return _stuck(ledger, context, run, write, undo, error)
     try:
-        result = send_undo(send, context.undo_backoff, ledger.clock)
+        result = send_undo(send, backoff, ledger.clock, done=max(done, 0))
     except UndoGaveUp as gave_up:
         error = render_error(gave_up.error)
-        undo = ledger.put_call(finish(ledger, undo, CallStatus.FAILED, error=error))
         log.info(texts.UNDO_GAVE_UP, run.session, run.run_id, undo.tool, undo.tries, error)
-        remaining = len(writes_to_undo(ledger, context, run))
-        waiting = Waiting(
-            kind="undo",
-            tool=undo.tool,
-            args=dict(undo.args),
-            text=texts.undo_question(undo.tool, undo.tries, error, remaining),
-            answers=texts.UNDO_ANSWERS,
-            run=run.run_id,
-            step=write.step,
-            call=undo.call_id,
-        )
-        failure = dict(run.failure or {})
-        failure.update({"undo": undo.tool, "undo_error": error, "tries": undo.tries})
-        reply = texts.stuck_reply(_cause(run), undo.tool, undo.tries, error, remaining)
-        return Stuck(failure=failure, reply=reply, question=waiting.to_record())
+        return _stuck(ledger, context, run, write, undo, error)
     try:
         recorded, error_text = as_recorded(result), None
     except NotRecordable as error:  # it ran; only what it returned cannot be kept
@@ -137,6 +182,34 @@ def _send_undo(
     return None
 
 
+def _stuck(
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    write: CallRow,
+    undo: CallRow,
+    error: str,
+) -> Stuck:
+    """An undo that failed on every try of its round: the rollback stops, a person is asked."""
+    undo = ledger.put_call(finish(ledger, undo, CallStatus.FAILED, error=error))
+    remaining = len(writes_to_undo(ledger, context, run))
+    text = texts.undo_question(undo.tool, undo.tries, error, remaining, maybe_done=undo.doubted)
+    waiting = Waiting(
+        kind="undo",
+        tool=undo.tool,
+        args=dict(undo.args),
+        text=text,
+        answers=texts.UNDO_ANSWERS,
+        run=run.run_id,
+        step=write.step,
+        call=undo.call_id,
+    )
+    failure = dict(run.failure or {})
+    failure.update({"undo": undo.tool, "undo_error": error, "tries": undo.tries})
+    reply = texts.stuck_reply(_cause(run), text)
+    return Stuck(failure=failure, reply=reply, question=waiting.to_record())
+
+
 def _record_undo_refused(
     ledger: Ledger,
     context: RunContext,
@@ -144,12 +217,12 @@ def _record_undo_refused(
     write: CallRow,
     plan: UndoPlan | None,
     why: str,
-) -> None:
+) -> CallRow:
     spec = context.tools[write.tool]
     undo_tool = spec.undo.tool if spec.undo is not None else ""
     bound = plan or UndoPlan(tool=undo_tool, args={}, sources={})
     row = undo_row(ledger, run, write, bound, None, "refused", None)
-    ledger.put_call(replace_row(row, error=why, finished=ledger.clock.now()))
+    return ledger.put_call(replace_row(row, error=why, finished=ledger.clock.now()))
 
 
 def rewind_run(ledger: Ledger, run: RunRow, reply: str) -> None:
@@ -197,6 +270,7 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
     not_undoable: list[str] = []
     not_undone: list[tuple[str, str]] = []
     abandoned: list[str] = []
+    maybe_done: list[str] = []
     writes = [c for c in calls if c.kind == "write" and c.status in TOOK_EFFECT]
     for write in sorted(writes, key=lambda c: c.seq, reverse=True):
         if write.undone_by is not None:
@@ -206,6 +280,9 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
             not_undone.append((write.tool, refused_undo[write.call_id].error or ""))
         elif write.call_id in pending:
             abandoned.append(write.tool)
+            tried = by_id.get(undo_id(write))
+            if tried is not None and tried.doubted:
+                maybe_done.append(tried.tool)
         else:
             not_undoable.append(write.tool)
-    return texts.stopped_reply(_cause(run), undone, not_undoable, not_undone, abandoned)
+    return texts.stopped_reply(_cause(run), undone, not_undoable, not_undone, abandoned, maybe_done)

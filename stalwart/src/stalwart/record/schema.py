@@ -122,6 +122,9 @@ class CallRow:
     created: float
     finished: float | None
     tries: int = 0
+    # A try of this call may have taken effect with no answer: it failed in doubt, or was
+    # in flight when its process stopped. A later plain failure does not clear it.
+    doubted: bool = False
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,7 @@ TABLES: tuple[Table, ...] = (
             "created": "real",
             "finished": "real",
             "tries": "int",
+            "doubted": "bool",
         },
         ("session",),
     ),
@@ -228,6 +232,7 @@ TABLE_OF: dict[type, Table] = {table.row: table for table in TABLES}
 ADDED_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("calls", "tries", 0),
     ("sessions", "version", 0),
+    ("calls", "doubted", 0),
 )
 
 Row = TypeVar("Row")

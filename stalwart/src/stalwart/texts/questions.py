@@ -93,12 +93,37 @@ def outcome_question(tool: str, *, stopped: bool) -> str:
     return f"Did {tool} take effect? {why}"
 
 
-def undo_question(undo_tool: str, tries: int, error: str, remaining: int) -> str:
-    """The question of a stuck run; `error` as `retry.render_error` renders it."""
+def undo_question(
+    undo_tool: str, tries: int, error: str, remaining: int, *, maybe_done: bool = False
+) -> str:
+    """The question of a stuck run; `error` as `retry.render_error` renders it.
+
+    `maybe_done`: an earlier try got no answer (it failed in doubt, or was being sent when
+    the run stopped), so the undo may have taken effect already; a person who undoes the
+    write by hand must look first.
+    """
+    doubt = f" {undo_maybe_done(undo_tool)}" if maybe_done else ""
     return (
-        f"Undoing {undo_tool} failed after {tries} tries ({error}). "
+        f"Undoing {undo_tool} failed after {tries} tries ({error}).{doubt} "
         f"{remaining} step(s) still need undoing."
     )
+
+
+def undo_maybe_done(undo_tool: str) -> str:
+    return f"An earlier try of {undo_tool} got no answer, so it may have taken effect."
+
+
+def undo_not_sent_question(write_tool: str, undo_tool: str, why: str, remaining: int) -> str:
+    """The question of a rollback stopped at an undo the check refused or could not bind:
+    undoing the writes below it first would undo them out of order."""
+    return (
+        f"Undoing {write_tool} was not sent: {why}. The rollback stopped there, before "
+        f"the writes below it. {remaining} step(s) still need undoing."
+    )
+
+
+# What a stuck run's reply gives as the last error of an undo whose only try was cut off.
+UNDO_CUT_OFF = "it was being sent when the run stopped"
 
 
 # Where an argument's value came from, as a confirmation shows it.

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._engine.keys import canonical_json
-from .questions import undo_question
+from .questions import undo_maybe_done
 
 # --- a run that ends well ---
 
@@ -76,6 +76,7 @@ def stopped_reply(
     not_undoable: Sequence[str],
     not_undone: Sequence[tuple[str, str]],
     abandoned: Sequence[str] = (),
+    maybe_done: Sequence[str] = (),
 ) -> str:
     """The one reply of a failed run, once its rollback is over.
 
@@ -83,7 +84,8 @@ def stopped_reply(
     hand; `not_undoable` the irreversible writes (and writes that declare no undo), left
     in place; `not_undone` (write, reason) for an undo the check refused or could not
     bind, never sent; `abandoned` the writes still to undo when a person abandoned the
-    rollback, latest first.
+    rollback, latest first; `maybe_done` the undos among those whose earlier try got no
+    answer, so may have taken effect (said after the list, so nobody undoes twice).
     """
     text = f"This run stopped: {cause}."
     if undone:
@@ -95,15 +97,19 @@ def stopped_reply(
         listed = ", ".join(f"{write} ({reason})" for write, reason in not_undone)
         text += f" Not undone, and still to be undone by hand: {listed}."
     if abandoned:
-        text += f" The rollback was abandoned; still to be undone by hand: {', '.join(abandoned)}."
+        listed = ", ".join(abandoned)
+        text += f" The rollback was abandoned; still to be undone by hand: {listed}."
+    if maybe_done:
+        text += " " + " ".join(undo_maybe_done(undo) for undo in maybe_done)
     if not (undone or not_undoable or not_undone or abandoned):
         text += " Nothing had been written, so nothing needed undoing."
     return text
 
 
-def stuck_reply(cause: str, undo_tool: str, tries: int, error: str, remaining: int) -> str:
-    """A rollback that stopped because an undo failed (chapter 34, "An undo that fails")."""
-    return f"This run stopped: {cause}. {undo_question(undo_tool, tries, error, remaining)}"
+def stuck_reply(cause: str, question: str) -> str:
+    """A rollback that stopped at an undo (chapter 34, "An undo that fails"): why the run
+    stopped, then the stuck question."""
+    return f"This run stopped: {cause}. {question}"
 
 
 def _json_or_repr(value: Any) -> str:

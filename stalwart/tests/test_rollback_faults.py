@@ -1,0 +1,162 @@
+"""Undos under real faults: an earlier try that may have taken effect is said, the tries
+made before a process stopped count, and the rollback stops at an undo it cannot send.
+
+Real runs of the service's tools (tests/service.py) on SQLite and PostgreSQL; a process
+that stops is a `SimulatedCrash` the engine does not catch, and the next worker takes the
+session up from the record. Time is a FakeClock.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pg_fixtures import BACKENDS
+from service import turn, write_service_project
+
+from stalwart import Agent, FakeClock
+
+
+@pytest.fixture(params=BACKENDS)
+def record(request: pytest.FixtureRequest) -> str:
+    """agent.yaml's record: a SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return "record.sqlite"
+
+
+def _approve(agent: Agent, text: str, user: str = "u") -> Any:
+    reply = agent.chat(text, user=user)
+    while reply.waiting and reply.waiting[0].kind == "confirm":
+        reply = agent.confirm(user, "approve")
+    return reply
+
+
+def _tries(module: Any, tool: str) -> list[int]:
+    return [tries for name, _, tries in module.CALLS if name == tool]
+
+
+def test_an_undo_whose_first_try_got_no_answer_says_it_may_have_taken_effect(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
+    agent = project.agent(clock=FakeClock())
+    module = project.module
+    assert module is not None
+    # The refund is made and its answer lost; the next three tries fail plainly.
+    module.PLAN["refund_card"] = ["lost", "error", "error", "error"]
+    module.PLAN["stamp_form"] = ["error"]
+    reply = _approve(agent, turn(("charge_card", 1), ("stamp_form", 2)))
+    assert reply.state == "stuck"
+    question = (
+        "Undoing refund_card failed after 4 tries (RuntimeError: refund_card is down). "
+        "An earlier try of refund_card got no answer, so it may have taken effect. "
+        "1 step(s) still need undoing."
+    )
+    assert reply.waiting[0].text == question
+    assert reply.text == f"This run stopped: stamp_form failed (RuntimeError). {question}"
+    assert [name for name, *_ in module.DONE] == ["charge_card", "refund_card"]
+    reply = agent.answer("u", "abandon")
+    assert reply.text == (
+        "This run stopped: stamp_form failed (RuntimeError). The rollback was abandoned; "
+        "still to be undone by hand: charge_card. An earlier try of refund_card got no "
+        "answer, so it may have taken effect."
+    )
+    undo = [c for c in agent.record("u") if c.kind == "undo"][0]
+    assert (undo.status, undo.tries) == ("failed", 4)
+    agent.close()
+
+
+def test_an_undo_in_flight_when_its_process_stopped_may_have_taken_effect(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
+    first = project.agent(clock=FakeClock())
+    module = project.module
+    assert module is not None
+    module.PLAN["stamp_form"] = ["error"]
+    module.PLAN["refund_card"] = ["crash_after", "error", "error", "error"]
+    first.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
+    first.confirm("u", "approve")
+    with pytest.raises(module.SimulatedCrash):
+        first.confirm("u", "approve")  # the refund is made; its process stops
+    second = project.agent(clock=FakeClock())
+    reply = second.pending("u")
+    assert reply is not None and reply.state == "stuck"
+    assert "An earlier try of refund_card got no answer, so it may have taken effect." in (
+        reply.waiting[0].text
+    )
+    assert reply.waiting[0].text.startswith("Undoing refund_card failed after 4 tries")
+    for opened in project.agents:
+        opened.close()
+
+
+def test_after_a_stop_during_the_waits_the_undo_tries_made_before_count(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
+    clock = FakeClock()
+    first = project.agent(clock=clock)
+    module = project.module
+    assert module is not None
+    module.PLAN["stamp_form"] = ["error"]
+    module.PLAN["free_slot"] = ["error", "error"]
+
+    stop_after = {"waits": 2}
+
+    def sleep_then_stop(seconds: float) -> None:
+        FakeClock.sleep(clock, seconds)
+        if len(clock.slept) >= stop_after["waits"]:
+            raise module.SimulatedCrash("stopped during the wait")
+
+    clock.sleep = sleep_then_stop  # type: ignore[method-assign]
+    first.chat(turn(("book_slot", 1), ("stamp_form", 2)), user="u")
+    first.confirm("u", "approve")
+    with pytest.raises(module.SimulatedCrash):
+        first.confirm("u", "approve")  # free_slot failed twice; stopped in the 2nd wait
+    assert _tries(module, "free_slot") == [1, 2]
+
+    module.PLAN["free_slot"] = ["error"] * 10
+    later = FakeClock()
+    second = project.agent(clock=later)
+    reply = second.pending("u")
+    assert reply is not None and reply.state == "stuck"
+    # 4 tries in all, not 2 + a fresh round of 4; the wait cut short is waited again.
+    assert _tries(module, "free_slot") == [1, 2, 3, 4]
+    assert later.slept == [2.0, 4.0]
+    assert reply.waiting[0].text == (
+        "Undoing free_slot failed after 4 tries (RuntimeError: free_slot is down). "
+        "1 step(s) still need undoing."
+    )
+    # A person's retry gives a new round of four.
+    reply = second.answer("u", "retry")
+    assert reply.waiting[0].text.startswith("Undoing free_slot failed after 8 tries")
+    for opened in project.agents:
+        opened.close()
+
+
+def test_a_stop_with_the_last_try_in_flight_asks_at_once_and_sends_nothing_more(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
+    first = project.agent(clock=FakeClock())
+    module = project.module
+    assert module is not None
+    module.PLAN["stamp_form"] = ["error"]
+    module.PLAN["free_slot"] = ["error", "error", "error", "crash"]
+    first.chat(turn(("book_slot", 1), ("stamp_form", 2)), user="u")
+    first.confirm("u", "approve")
+    with pytest.raises(module.SimulatedCrash):
+        first.confirm("u", "approve")
+    second = project.agent(clock=FakeClock())
+    reply = second.pending("u")
+    assert reply is not None and reply.state == "stuck"
+    assert _tries(module, "free_slot") == [1, 2, 3, 4]
+    assert reply.waiting[0].text == (
+        "Undoing free_slot failed after 4 tries (RuntimeError: free_slot is down). "
+        "An earlier try of free_slot got no answer, so it may have taken effect. "
+        "1 step(s) still need undoing."
+    )
+    for opened in project.agents:
+        opened.close()
