@@ -43,9 +43,8 @@ def test_the_chapters_confirmation_warnings_are_exact() -> None:
 
 
 def test_the_stuck_reply_follows_the_chapters_question() -> None:
-    assert texts.stuck_reply(
-        texts.cancelled_because("send_receipt"), "refund_card", 4, "RuntimeError: down", 2
-    ) == (
+    question = texts.undo_question("refund_card", 4, "RuntimeError: down", 2)
+    assert texts.stuck_reply(texts.cancelled_because("send_receipt"), question) == (
         "This run stopped: you cancelled it at send_receipt. Undoing refund_card failed "
         "after 4 tries (RuntimeError: down). 2 step(s) still need undoing."
     )
