@@ -43,6 +43,8 @@ def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
 
 def operator_undo(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Undo an ended run's writes that are not undone yet, last first, and rewind it."""
-    failure = {"cause": "operator", "before": run.failure}
+    # Every undo the operator's rollback sends gets a new round of tries.
+    rounds = {c.call_id: c.tries for c in ledger.run_calls(run.run_id) if c.kind == "undo"}
+    failure = {"cause": "operator", "before": run.failure, "undo_rounds": rounds}
     run = move(ledger, run, Event.OPERATOR_UNDO, failure=failure, question=None)
     return advance(ledger, context, run)
