@@ -211,3 +211,10 @@ def approve_all(agent: Agent, turn: str, user: str) -> Reply:
     while reply.waiting and reply.waiting[0].kind == "confirm":
         reply = agent.confirm(user, "approve", question=reply.waiting[0])
     return reply
+
+
+def session_identity(store: Store, session: str) -> str:
+    """The random identity a session was recorded with: its part of every key it makes."""
+    record = store.load(session)
+    assert record is not None and record.session.identity is not None
+    return record.session.identity

@@ -6,7 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from conftest import Project, approve_all, write_project
+from conftest import Project, approve_all, session_identity, write_project
 
 from stalwart import (
     Agent,
@@ -238,7 +238,9 @@ def test_memory_keeps_a_happy_run_and_the_record_keeps_every_call(garden: Garden
     read, write = agent.record("u")
     assert (read.kind, read.run, read.step) == ("read", "u#1", 1)
     assert (write.kind, write.step, write.status) == ("write", 2, "ran")
-    assert write.key == idempotency_key("u", "1.2", "paint_fence", {"order": 1})
+    assert write.key == idempotency_key(
+        session_identity(agent.store, "u"), "1.2", "paint_fence", {"order": 1}
+    )
     assert write.allowed == "paint_fence: allowed by the rulebook"
 
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import subprocess
 import sys
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
+from conftest import approve_all, session_identity, write_project
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stalwart import UnkeyableArgument
+from stalwart import FakeClock, UnkeyableArgument
 from stalwart._engine.keys import canonical_json, idempotency_key, undo_key
 
 
@@ -94,3 +97,48 @@ json_values = st.recursive(
 def test_key_ignores_the_order_arguments_were_given_in(args: dict[str, object]) -> None:
     reversed_args = dict(reversed(list(args.items())))
     assert idempotency_key("s", 1, "t", args) == idempotency_key("s", 1, "t", reversed_args)
+
+
+# --- a session's identity in its keys: unique across records, resets and agent files ---
+
+
+def test_the_same_call_in_another_record_or_after_a_reset_gets_another_key(
+    tmp_path: Path,
+) -> None:
+    keys: list[str] = []
+    identities: list[str] = []
+    for folder in ("desk-a", "desk-b", "desk-b"):  # desk-b twice: its record reset between
+        (tmp_path / folder).mkdir(exist_ok=True)
+        for stale in (tmp_path / folder).glob("record.sqlite*"):
+            if stale.is_file():
+                stale.unlink()
+        project = write_project(tmp_path / folder)
+        agent = project.agent(clock=FakeClock())
+        approve_all(agent, "paint the fence for order 1", "u-17")
+        [write] = agent.record("u-17")
+        keys.append(str(write.key))
+        identity = session_identity(agent.store, "u-17")
+        identities.append(identity)
+        assert write.key == idempotency_key(identity, "1.1", "paint_fence", {"order": 1})
+        assert identity != "u-17" and len(identity) == 32
+        agent.close()
+    assert len(set(keys)) == 3, "the same user, run, step and arguments, three sessions"
+    assert len(set(identities)) == 3
+
+
+def test_a_session_recorded_before_identities_gets_one_and_keeps_it(tmp_path: Path) -> None:
+    project = write_project(tmp_path)
+    agent = project.agent(clock=FakeClock())
+    approve_all(agent, "paint the fence for order 1", "u")
+    agent.close()
+    with sqlite3.connect(tmp_path / "record.sqlite") as db:
+        db.execute('UPDATE "sessions" SET "identity" = NULL')  # as an older record has it
+    agent = project.agent(clock=FakeClock())
+    approve_all(agent, "paint the fence for order 2", "u")
+    first = agent.store.load("u")
+    assert first is not None and first.session.identity is not None
+    approve_all(agent, "paint the fence for order 3", "u")
+    again = agent.store.load("u")
+    assert again is not None and again.session.identity == first.session.identity
+    assert len({call.key for call in again.calls}) == 3
+    agent.close()

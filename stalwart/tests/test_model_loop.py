@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import session_identity
 from model_shop import SETTLE_TURN, Call, Shop, scripted, write_shop
 from model_wire import clean_provider_env  # noqa: F401
 
@@ -131,7 +132,10 @@ def test_a_write_the_model_chose_is_confirmed_keyed_and_recorded_with_its_source
     charge = desk.record("u")[1]
     assert (charge.tool, charge.status, charge.step) == ("charge_card", "ran", 2)
     assert charge.key == idempotency_key(
-        "u", "1.2", "charge_card", {"order": "4411", "amount": "40.00"}
+        session_identity(desk.store, "u"),
+        "1.2",
+        "charge_card",
+        {"order": "4411", "amount": "40.00"},
     )
     recorded = desk.store.load("u")
     assert recorded is not None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import session_identity
 from pg_fixtures import BACKENDS
 from service import keys_log, turn, write_service_project
 
@@ -114,7 +115,8 @@ def test_a_retry_safe_write_killed_mid_call_is_sent_again_under_its_key_by_anoth
     assert resumed.stdout.splitlines() == [
         'u: done: Done: book_slot returned {"order":1,"slot":"s-1"}.'
     ]
-    key = idempotency_key("u", "1.1", "book_slot", {"order": 1})
+    with project.agent() as agent:
+        key = idempotency_key(session_identity(agent.store, "u"), "1.1", "book_slot", {"order": 1})
     assert keys_log(tmp_path) == [("book_slot", key, 1), ("book_slot", key, 2)]
     assert _statuses(project.yaml) == [("book_slot", "ran", 2)]
 

@@ -6,7 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from conftest import Project, approve_all, write_project
+from conftest import Project, approve_all, session_identity, write_project
 
 from stalwart import Agent, FakeClock, QuestionPending, RewindRefused, RunStateError
 from stalwart._engine.keys import idempotency_key, undo_key
@@ -267,7 +267,9 @@ def test_each_call_is_recorded_in_flight_before_it_is_sent_and_carries_its_key(
     approve_all(agent, "book a room for order 5, then break a vase for order 5", "u")
     [(_, book_key, seen_at_book), (_, undo_key_got, seen_at_undo)] = project.module.SEEN
     assert seen_at_book == [("book_room", "in_flight", "book_room: allowed by the rulebook")]
-    write_key = idempotency_key("u", "1.1", "book_room", {"order": 5})
+    write_key = idempotency_key(
+        session_identity(agent.store, "u"), "1.1", "book_room", {"order": 5}
+    )
     assert book_key == write_key
     assert undo_key_got == undo_key(write_key, "unbook_room", {"room": 12})
     assert seen_at_undo[-1][:2] == ("unbook_room", "in_flight")
@@ -401,7 +403,10 @@ def test_a_decimal_argument_reaches_the_tool_and_its_undo_as_a_decimal_in_any_pr
     assert charged["amount"] == Decimal("40.50") and isinstance(charged["amount"], Decimal)
     assert refunded["amount"] == Decimal("40.50") and isinstance(refunded["amount"], Decimal)
     assert charged["key"] == idempotency_key(
-        "u", "1.1", "charge_money", {"order": 1, "amount": Decimal(step_args["amount"])}
+        session_identity(first.store, "u"),
+        "1.1",
+        "charge_money",
+        {"order": 1, "amount": Decimal(step_args["amount"])},
     )
     first.close()
     second.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Project
+from conftest import Project, session_identity
 from pg_fixtures import BACKENDS
 from service import turn, write_service_project
 
@@ -62,7 +62,7 @@ def test_a_tool_reads_its_key_from_current_call_and_from_its_parameter(shop: Sho
     assert current_call() is None
     reply = _approve_confirmations(agent, turn(("charge_card", 4)))
     assert reply.state == "done"
-    key = idempotency_key("u", "1.1", "charge_card", {"order": 4})
+    key = idempotency_key(session_identity(agent.store, "u"), "1.1", "charge_card", {"order": 4})
     assert [key] == module.KEY_PARAMS
     assert _sends(module, "charge_card") == [(key, 1)]
     assert current_call() is None, "the current call is reset after the send"
@@ -351,7 +351,7 @@ def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(
     second = project.agent(clock=FakeClock())  # another worker, the same record
     reply = second.pending("u")
     assert reply is not None and reply.waiting[0].tool == "stamp_form"
-    key = idempotency_key("u", "1.1", "book_slot", {"order": 1})
+    key = idempotency_key(session_identity(second.store, "u"), "1.1", "book_slot", {"order": 1})
     assert _sends(module, "book_slot") == [(key, 1), (key, 2), (key, 3)]
 
     module.PLAN["stamp_form"] = ["error"]

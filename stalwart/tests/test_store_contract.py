@@ -213,7 +213,7 @@ def test_sessions_with_runs_in_some_states_are_named_sorted(
 
 @pytest.mark.parametrize(("table", "column", "default"), ADDED_COLUMNS)
 def test_a_record_made_before_a_column_was_added_gains_it(
-    location: str, opened: list[Store], table: str, column: str, default: int
+    location: str, opened: list[Store], table: str, column: str, default: int | None
 ) -> None:
     first = _open(location, opened)
     first.commit(Changes(sessions=[_session()], calls=[_call(1)]))

@@ -318,7 +318,9 @@ def send_step(
     verdict = context.check.call(tool, args, ledger.history(), step_sources(step))
     if not verdict.allowed:
         return _refuse(ledger, context, run, index, step, verdict)
-    key = idempotency_key(ledger.session.session, f"{run.number}.{index + 1}", tool, args)
+    # The session's random identity, not its name: the same name in another record, or
+    # after a reset, is another session, and its keys must differ.
+    key = idempotency_key(ledger.identity, f"{run.number}.{index + 1}", tool, args)
     call = ledger.put_call(
         step_row(ledger, context, run, index, tool, args, key, "in_flight", verdict.text)
     )

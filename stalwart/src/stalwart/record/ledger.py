@@ -6,6 +6,7 @@ durable transaction. Nothing in a Ledger outlives the call that opened it.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,10 +60,22 @@ class Ledger:
         record = store.load(session)
         if record is not None:
             return cls(store, clock, record, new=False)
-        row = SessionRow(session=session, user=user, agent=agent, created=clock.now())
+        row = SessionRow(
+            session=session, user=user, agent=agent, created=clock.now(), identity=new_identity()
+        )
         return cls(store, clock, SessionRecord(session=row), new=True)
 
     # --- reading ---
+
+    @property
+    def identity(self) -> str:
+        """The session's random identity, the session's part of every key it makes; one
+        recorded before identities existed gets one now, kept with the next commit."""
+        if self.session.identity is None:
+            self.session = replace_row(self.session, identity=new_identity())
+            self._new_session = True  # the row goes with the next commit
+        assert self.session.identity is not None
+        return self.session.identity
 
     def latest_run(self) -> RunRow | None:
         return self.runs[-1] if self.runs else None
@@ -129,6 +142,11 @@ class Ledger:
         )
         self._new_session = False
         self.store.commit(changes)
+
+
+def new_identity() -> str:
+    """A session's identity: 128 random bits, as hex."""
+    return uuid.uuid4().hex
 
 
 @dataclass

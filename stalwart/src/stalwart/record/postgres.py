@@ -150,14 +150,14 @@ def ddl() -> list[str]:
     return statements
 
 
-def added_column_ddl(table: str, column: str, default: int) -> str:
+def added_column_ddl(table: str, column: str, default: int | None) -> str:
     """ALTER statement giving a record made before `column` was added that column."""
     kind = next(t for t in TABLES if t.name == table).kinds[column]
+    text = f'ALTER TABLE "{table}" ADD COLUMN IF NOT EXISTS "{column}" {_SQL_TYPES[kind]}'
+    if default is None:
+        return text
     literal = ("true" if default else "false") if kind == "bool" else str(int(default))
-    return (
-        f'ALTER TABLE "{table}" ADD COLUMN IF NOT EXISTS "{column}" {_SQL_TYPES[kind]} '
-        f"DEFAULT {literal}"
-    )
+    return f"{text} DEFAULT {literal}"
 
 
 def session_lock_key(session: str) -> int:

@@ -55,6 +55,10 @@ class SessionRow:
     # the commit's transaction, whatever the row given says): what a copy of the session
     # kept in process memory is checked against (`record/cache.py`).
     version: int = 0
+    # Random, made when the session is first recorded: the session's part of every
+    # idempotency key, so no other session, record or agent file ever makes the same key.
+    # None on a session recorded before it existed (one is made at its next commit).
+    identity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,14 @@ TABLES: tuple[Table, ...] = (
         "sessions",
         SessionRow,
         ("session",),
-        {"session": "text", "user": "text", "agent": "text", "created": "real", "version": "int"},
+        {
+            "session": "text",
+            "user": "text",
+            "agent": "text",
+            "created": "real",
+            "version": "int",
+            "identity": "text",
+        },
         counter="version",
     ),
     Table(
@@ -229,10 +240,12 @@ TABLE_OF: dict[type, Table] = {table.row: table for table in TABLES}
 
 # Columns added after a table was first released: a backend adds them to a record made
 # before, each with this default for the rows already there.
-ADDED_COLUMNS: tuple[tuple[str, str, int], ...] = (
+# A default of None adds the column with no default: NULL for the rows already there.
+ADDED_COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("calls", "tries", 0),
     ("sessions", "version", 0),
     ("calls", "doubted", 0),
+    ("sessions", "identity", None),
 )
 
 Row = TypeVar("Row")

@@ -303,9 +303,8 @@ class SQLiteStore:
             present = {row[1] for row in self._db.execute(f'PRAGMA table_info("{table}")')}
             if column not in present:
                 kind = _SQL_TYPES[TABLE_OF_NAME[table].kinds[column]]
-                self._db.execute(
-                    f'ALTER TABLE "{table}" ADD COLUMN "{column}" {kind} DEFAULT {int(default)}'
-                )
+                given = "" if default is None else f" DEFAULT {int(default)}"
+                self._db.execute(f'ALTER TABLE "{table}" ADD COLUMN "{column}" {kind}{given}')
 
     def _select(self, row_type: type[Row], session: str) -> list[Row]:
         found = self._db.execute(_SELECTS[row_type], (session,))
