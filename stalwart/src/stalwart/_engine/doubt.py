@@ -208,10 +208,14 @@ def inside(error: BaseException) -> Iterator[BaseException]:
         yield error.__cause__
     if error.__context__ is not None and not error.__suppress_context__:
         yield error.__context__
-    for arg in getattr(error, "args", ()):
+    try:  # an error's own attributes may raise; what cannot be read decides nothing
+        args = tuple(getattr(error, "args", ()))
+        reason = getattr(error, "reason", None)  # urllib3's MaxRetryError
+    except Exception:
+        args, reason = (), None
+    for arg in args:
         if isinstance(arg, BaseException):
             yield arg
-    reason = getattr(error, "reason", None)  # urllib3's MaxRetryError
     if isinstance(reason, BaseException):
         yield reason
     if isinstance(error, BaseExceptionGroup):

@@ -30,6 +30,7 @@ from stalwart import logs, texts
 from stalwart.backoff import Backoff
 from stalwart.clock import Clock, SystemClock
 from stalwart.errors import UndoGaveUp
+from stalwart.record.schema import readable_text
 
 from .doubt import in_doubt
 
@@ -119,11 +120,20 @@ def send_undo(
             try_number += 1
 
 
+def error_message(error: BaseException) -> str:
+    """An error's own text, as the record can keep it: "" when its `__str__` raises; a
+    lone surrogate or a NUL replaced (`schema.readable_text`)."""
+    try:
+        return readable_text(str(error))
+    except Exception:
+        return ""
+
+
 def render_error(error: BaseException) -> str:
     """One line naming an error: `RuntimeError: refund service down` (see the module)."""
     name = type(error).__name__
     try:
-        message = " ".join(str(error).split())
+        message = " ".join(readable_text(str(error)).split())
     except Exception:  # an error whose __str__ itself fails still gets named
         message = ""
     text = f"{name}: {message}" if message else name

@@ -164,8 +164,7 @@ def _send_undo(
     if done >= backoff.tries:
         # Every try of the round was made before its process stopped (the last one
         # perhaps cut off): nothing is sent, and a person is asked.
-        error = undo.error or texts.UNDO_CUT_OFF
-        return _stuck(ledger, context, run, write, undo, error)
+        return _stuck(ledger, context, run, write, undo, undo.error or texts.UNDO_CUT_OFF)
     try:
         result = send_undo(send, backoff, ledger.clock, done=max(done, 0))
     except UndoGaveUp as gave_up:

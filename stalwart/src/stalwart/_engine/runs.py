@@ -26,7 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from .. import logs, texts
-from ..errors import NotRecordable, RunStateError
+from ..errors import NotRecordable, RunStateError, UnkeyableArgument
 from ..policy.check import Verdict
 from ..record.ledger import Ledger
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
@@ -39,7 +39,7 @@ from .context import RunContext
 from .current import sending
 from .doubt import in_doubt
 from .keys import idempotency_key
-from .retry import AfterFailure, after_call_failure, render_error
+from .retry import AfterFailure, after_call_failure, error_message, render_error
 from .rollback import rewind_run, stopped_reply, undo_writes
 
 log = logging.getLogger(logs.RUN)
@@ -320,7 +320,12 @@ def send_step(
         return _refuse(ledger, context, run, index, step, verdict)
     # The session's random identity, not its name: the same name in another record, or
     # after a reset, is another session, and its keys must differ.
-    key = idempotency_key(ledger.identity, f"{run.number}.{index + 1}", tool, args)
+    try:
+        key = idempotency_key(ledger.identity, f"{run.number}.{index + 1}", tool, args)
+    except UnkeyableArgument as error:
+        # A value with no stable form (a model's NaN): never sent, refused with the reason.
+        refusal = Verdict.refused(tool, texts.unkeyable_reason(error_message(error)))
+        return _refuse(ledger, context, run, index, step, refusal)
     call = ledger.put_call(
         step_row(ledger, context, run, index, tool, args, key, "in_flight", verdict.text)
     )
@@ -357,7 +362,7 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
                 earlier_in_doubt = True
                 continue
             ledger.add_message(
-                "tool", texts.memory_error(type(error).__name__, str(error)), run.run_id
+                "tool", texts.memory_error(type(error).__name__, error_message(error)), run.run_id
             )
             if spec.writes and (earlier_in_doubt or in_doubt(error)):
                 # Not retry-safe, or still in doubt after its retries, or an earlier try
@@ -373,10 +378,11 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
             # It ran (a write took effect), but what it returned cannot be kept exactly:
             # nothing may be bound to a stand-in for it, so the step fails with the run.
             ledger.put_call(finish(ledger, call, CallStatus.RAN, error=render_error(error)))
+            detail = error_message(error)
             ledger.add_message(
-                "tool", texts.memory_error(type(error).__name__, str(error)), run.run_id
+                "tool", texts.memory_error(type(error).__name__, detail), run.run_id
             )
-            failure = {"cause": "unrecordable", "tool": call.tool, "detail": str(error)}
+            failure = {"cause": "unrecordable", "tool": call.tool, "detail": detail}
             return move(ledger, run, Event.STEP_FAILED, failure=failure)
         call = ledger.put_call(finish(ledger, call, CallStatus.RAN, result=recorded))
         ledger.add_message("tool", texts.memory_result(call.result), run.run_id)

@@ -365,13 +365,45 @@ def as_recorded(value: Any) -> Any:
 
 def recorded_text(value: Any) -> str:
     """The canonical JSON text the record keeps for a value (`NotRecordable` as above)."""
-    return _ENCODER.encode(value)
+    return _encode(value)
+
+
+def readable_text(text: str) -> str:
+    """A text every backend keeps as given: a lone surrogate (no character at all) or a
+    NUL (which PostgreSQL's text cannot hold) becomes U+FFFD."""
+    if text.isascii() and "\x00" not in text:
+        return text
+    return "".join(
+        "\ufffd" if character == "\x00" or "\ud800" <= character <= "\udfff" else character
+        for character in text
+    )
 
 
 def _dump(value: Any) -> str | None:
     if value is None:
         return None
-    return _ENCODER.encode(value)
+    return _encode(value)
+
+
+def _encode(value: Any) -> str:
+    """`NotRecordable` for whatever keeps a value from being written, so a result beyond
+    JSON (keys that are tuples, a structure that holds itself, an int longer than Python
+    prints, an object whose own methods raise) fails its step as a recorded outcome
+    instead of escaping after the send, again at every later access of the session."""
+    try:
+        return _ENCODER.encode(value)
+    except NotRecordable:
+        raise
+    except Exception as error:  # whatever the value's own methods raised
+        raise NotRecordable(texts.not_encodable(_error_text(error))) from None
+
+
+def _error_text(error: BaseException) -> str:
+    try:
+        message = readable_text(str(error))
+    except Exception:
+        message = ""
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def _load(value: Any) -> Any:

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from .._engine.keys import canonical_json
+from ..errors import UnkeyableArgument
 
 # --- confirmations (chapter 34, "Irreversible steps"; chapter 35 for the answers) ---
 
@@ -53,7 +54,10 @@ def shown_value(value: Any) -> str:
 def _value_shown(value: Any) -> str:
     if isinstance(value, Decimal) and value.is_finite():
         return str(value)
-    return canonical_json(value)
+    try:
+        return canonical_json(value)
+    except UnkeyableArgument:  # a model's NaN: shown as Python writes it, never sent
+        return repr(value)
 
 
 def confirm_question(

@@ -81,3 +81,8 @@ def allowed_call(tool: str) -> str:
 def allowed_undo(undo: str, write: str, step: int, sources: Mapping[str, str]) -> str:
     bound = ", ".join(f"{name} <- {source}" for name, source in sources.items()) or "no arguments"
     return f"{undo} undoes {write} (step {step}): bound {bound}; allowed by the rulebook"
+
+
+def unkeyable_reason(problem: str) -> str:
+    """A refusal's clause for arguments with no stable form, so no idempotency key."""
+    return f"its arguments have no stable form for an idempotency key ({problem})"

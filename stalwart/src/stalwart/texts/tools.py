@@ -16,6 +16,11 @@ def not_recordable(value: Any) -> str:
     return f"{kind} has no exact JSON form the record can keep"
 
 
+def not_encodable(problem: str) -> str:
+    """Why a value cannot be written at all (`problem`: the encoder's error, named)."""
+    return f"it cannot be written as JSON ({problem})"
+
+
 def unrecordable_because(tool: str, detail: str) -> str:
     """A run's cause: a step returned what the record cannot hold; nothing is bound to it."""
     return f"{tool} returned a value the record cannot hold exactly ({detail})"
