@@ -160,3 +160,35 @@ def test_a_stop_with_the_last_try_in_flight_asks_at_once_and_sends_nothing_more(
     )
     for opened in project.agents:
         opened.close()
+
+
+def test_the_failed_runs_reply_is_given_once_after_a_stop_mid_rollback(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
+    first = project.agent(clock=FakeClock())
+    module = project.module
+    assert module is not None
+    module.PLAN["stamp_form"] = ["error"]
+    module.PLAN["free_slot"] = ["crash"]
+    first.chat(turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3)), user="u")
+    first.confirm("u", "approve")
+    first.confirm("u", "approve")
+    with pytest.raises(module.SimulatedCrash):
+        first.confirm("u", "approve")  # stamp_form fails; the rollback stops mid-way
+
+    second = project.agent(clock=FakeClock())
+    reply = second.chat(turn(("count_stock", 4)), user="u")
+    failed = (
+        "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
+        "book_slot (by free_slot), charge_card (by refund_card)."
+    )
+    new = 'Done: count_stock returned {"order":4,"stock":3}.'
+    assert reply.earlier == (failed,)
+    assert reply.text == f"{failed}\n\n{new}"
+    assert reply.state == "done" and reply.run == "u#2"
+    # Given once: the next turn's reply is its own.
+    again = second.chat(turn(("count_stock", 5)), user="u")
+    assert again.earlier == () and again.text.startswith("Done: count_stock")
+    for opened in project.agents:
+        opened.close()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +178,8 @@ class Agent:
         reading = self._read(turn)
         unread = not reading.read
         to_model = unread and self.config.on_unread == "model"
-        with self._session(user, session) as ledger:
+        resumed: list[RunRow] = []
+        with self._session(user, session, resumed=resumed) as ledger:
             latest = ledger.latest_run()
             if latest is not None and latest.state in runs.ASKING:
                 question = (latest.question or {}).get("text", "")
@@ -193,7 +194,7 @@ class Agent:
                     for step in reading.steps
                 ]
                 run = runs.start(ledger, self._context, turn, steps)
-            return _reply(ledger, run)
+            return _with_earlier(_reply(ledger, run), resumed)
 
     def answer(
         self,
@@ -420,12 +421,17 @@ class Agent:
 
     @contextmanager
     def _session(
-        self, user: str, session: str | None, *, answering: bool = False
+        self,
+        user: str,
+        session: str | None,
+        *,
+        answering: bool = False,
+        resumed: list[RunRow] | None = None,
     ) -> Iterator[Ledger]:
         """The session's ledger, under its lock, once it is sure the session is the user's.
 
         A run found mid-way here was left so by a process that stopped (a live one would
-        hold the lock): it is resumed before anything else.
+        hold the lock): it is resumed before anything else, and added to `resumed`.
         """
         if not isinstance(user, str) or not user:
             raise AnswerError("user must be a non-empty text.")
@@ -437,7 +443,9 @@ class Agent:
                 raise error(texts.not_your_session(user, sid))
             latest = ledger.latest_run()
             if latest is not None and latest.state in runs.INTERRUPTED:
-                resume.resume(ledger, self._context, latest)
+                taken_up = resume.resume(ledger, self._context, latest)
+                if resumed is not None:
+                    resumed.append(taken_up)
             yield ledger
 
     def _peek(self, user: str, session: str | None) -> Ledger | None:
@@ -487,6 +495,19 @@ def _question_id(question: Waiting | str) -> str:
     if isinstance(question, str) and question:
         return question
     raise AnswerError(texts.question_not_named(question))
+
+
+def _with_earlier(reply: Reply, resumed: list[RunRow]) -> Reply:
+    """A new turn's reply, after the reply of a run its process left mid-way that this call
+    finished: that reply was never given, and the chapter's person gets it, once."""
+    earlier = tuple(
+        run.reply
+        for run in resumed
+        if run.state in runs.ENDED and run.reply and run.run_id != reply.run
+    )
+    if not earlier:
+        return reply
+    return replace(reply, text="\n\n".join([*earlier, reply.text]), earlier=earlier)
 
 
 def _reply(ledger: Ledger, run: RunRow) -> Reply:

@@ -91,7 +91,7 @@ class Reply:
     `text` is what the person reads: the run's reply when it ended, else the question
     at the head of `waiting` (a stuck run's text says why it stopped, then asks).
     `state` is the run's state ("waiting", "done", "rolled_back", "stuck", "abandoned",
-    "unread").
+    "unread"). `earlier`: see below.
     """
 
     text: str
@@ -99,3 +99,7 @@ class Reply:
     session: str = ""
     run: str | None = None
     state: str = ""
+    # The reply of an earlier run nobody received: its process stopped mid-rollback, and
+    # this call finished it before the new turn. `text` begins with it (a blank line
+    # between), so a person always reads it, once.
+    earlier: tuple[str, ...] = ()
