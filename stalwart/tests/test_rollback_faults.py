@@ -15,7 +15,7 @@ import pytest
 from pg_fixtures import BACKENDS
 from service import turn, write_service_project
 
-from stalwart import Agent, FakeClock
+from stalwart import Agent, FakeClock, UndoUnavailable
 
 
 @pytest.fixture(params=BACKENDS)
@@ -190,5 +190,77 @@ def test_the_failed_runs_reply_is_given_once_after_a_stop_mid_rollback(
     # Given once: the next turn's reply is its own.
     again = second.chat(turn(("count_stock", 5)), user="u")
     assert again.earlier == () and again.text.startswith("Done: count_stock")
+    for opened in project.agents:
+        opened.close()
+
+
+def test_a_worker_lacking_the_undo_leaves_the_rollback_for_one_that_has_it(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
+    full = project.agent(clock=FakeClock())
+    module = project.module
+    assert module is not None
+    # A deploy in progress: another worker's agent.yaml lacks refund_card.
+    text = project.yaml.read_text()
+    assert "refund_card, " in text
+    deploying = tmp_path / "agent-deploying.yaml"
+    deploying.write_text(text.replace("refund_card, ", ""))
+    partial = Agent.from_file(deploying, clock=FakeClock())
+    assert "refund_card" not in partial.tools
+
+    module.PLAN["stamp_form"] = ["error"]
+    full.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
+    full.confirm("u", "approve")  # charged, recorded with its undo: refund_card
+    [charge] = full.store.load("u").calls  # type: ignore[union-attr]
+    assert charge.undo == {"tool": "refund_card", "args": None}
+
+    reply = partial.confirm("u", "approve")  # stamp_form fails on the deploying worker
+    assert reply.state == "rolling_back"
+    assert reply.text == (
+        "This run is being undone: undoing charge_card needs refund_card, which this "
+        "worker's agent.yaml lacks, so it is left for a worker that has it."
+    )
+    assert [name for name, *_ in module.CALLS] == ["charge_card", "stamp_form"]
+    with pytest.raises(UndoUnavailable, match="left for a worker that has it"):
+        partial.chat(turn(("count_stock", 1)), user="u")
+
+    taken_up = full.pending("u")  # a worker that has it takes the rollback up
+    assert taken_up is not None and taken_up.state == "rolled_back"
+    assert taken_up.text == (
+        "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
+        "charge_card (by refund_card)."
+    )
+    assert [name for name, *_ in module.CALLS][-1] == "refund_card"
+    partial.close()
+    for opened in project.agents:
+        opened.close()
+
+
+def test_the_rollback_uses_the_undo_recorded_with_the_write_not_todays(
+    tmp_path: Path, record: str
+) -> None:
+    project = write_service_project(tmp_path, record=record)
+    first = project.agent(clock=FakeClock())
+    module = project.module
+    assert module is not None
+    module.PLAN["stamp_form"] = ["error"]
+    first.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
+    first.confirm("u", "approve")
+    # Meanwhile agent.yaml changes charge_card's undo; the charge ran under the old one.
+    text = project.yaml.read_text()
+    changed = tmp_path / "agent-changed.yaml"
+    changed.write_text(
+        text.replace("rulebook:", "  - charge_card:\n      undo: free_slot\nrulebook:")
+    )
+    second = Agent.from_file(changed, clock=FakeClock())
+    assert second.tools["charge_card"].undo is not None
+    assert second.tools["charge_card"].undo.tool == "free_slot"
+    reply = second.confirm("u", "approve")
+    assert reply.text == (
+        "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
+        "charge_card (by refund_card)."
+    )
+    second.close()
     for opened in project.agents:
         opened.close()

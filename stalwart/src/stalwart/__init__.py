@@ -41,6 +41,7 @@ from .errors import (
     ToolSourceError,
     ToolTimeout,
     UndoGaveUp,
+    UndoUnavailable,
     UnkeyableArgument,
 )
 from .models import Model
@@ -103,6 +104,7 @@ __all__ = [
     "ToolTimeout",
     "UndoGaveUp",
     "UndoSpec",
+    "UndoUnavailable",
     "UnkeyableArgument",
     "Usage",
     "Waiting",

@@ -40,6 +40,7 @@ from .errors import (
     QuestionPending,
     RewindRefused,
     StaleAnswer,
+    UndoUnavailable,
 )
 from .models import DEFAULT_PRICES, BackoffPolicy, Model, ModelProgress, load_model
 from .policy import operator_token
@@ -181,6 +182,8 @@ class Agent:
         resumed: list[RunRow] = []
         with self._session(user, session, resumed=resumed) as ledger:
             latest = ledger.latest_run()
+            if latest is not None and latest.state in runs.INTERRUPTED:
+                raise UndoUnavailable(latest.reply or "")  # left for another worker
             if latest is not None and latest.state in runs.ASKING:
                 question = (latest.question or {}).get("text", "")
                 raise QuestionPending(texts.question_pending(ledger.session.session, question))
@@ -341,6 +344,8 @@ class Agent:
             assert run is not None
             if run.state in runs.INTERRUPTED:
                 run = resume.resume(ledger, self._context, run)
+            if run.state in runs.INTERRUPTED:
+                raise UndoUnavailable(run.reply or "")  # left for another worker
             if run.state in runs.ASKING:
                 question = (run.question or {}).get("text", "")
                 raise AnswerError(texts.operator_run_busy(session, run.run_id, run.state, question))

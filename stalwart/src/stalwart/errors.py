@@ -50,6 +50,7 @@ class ErrorCode(StrEnum):
     CSRF_REFUSED = "csrf_refused"
     SESSION_NOT_FOUND = "session_not_found"
     MCP_TOOL_FAILED = "mcp_tool_failed"
+    UNDO_UNAVAILABLE = "undo_unavailable"
 
 
 class StalwartError(Exception):
@@ -330,3 +331,10 @@ class SessionNotFound(StalwartError):
     """No session of that id is the signed-in user's (another user's looks the same)."""
 
     code = ErrorCode.SESSION_NOT_FOUND
+
+
+class UndoUnavailable(StalwartError):
+    """The session's run is being undone, and this worker's agent.yaml lacks the undo its
+    next write declared when it ran: the run is left for a worker that has it."""
+
+    code = ErrorCode.UNDO_UNAVAILABLE

@@ -10,7 +10,7 @@ from ..policy.check import UndoPlan
 from ..policy.provenance import all_from_turn
 from ..record.ledger import Ledger
 from ..record.schema import CallRow, RunRow, as_recorded, replace_row
-from ..tools import ToolSpec
+from ..tools import ToolSpec, UndoSpec
 from .context import RunContext
 from .current import CurrentCall
 
@@ -23,9 +23,28 @@ def step_sources(step: Mapping[str, Any]) -> dict[str, str]:
 
 
 def undo_tool_of(context: RunContext, tool: str) -> str | None:
-    """The tool that undoes `tool`, or None when it declares no undo."""
+    """The tool that undoes `tool` as this agent declares it now, or None."""
     spec = context.tools.get(tool)
     return spec.undo.tool if spec is not None and spec.undo is not None else None
+
+
+def declared_undo(spec: ToolSpec | None) -> dict[str, Any]:
+    """A write's undo as the record keeps it with the write: {} when it declares none."""
+    if spec is None or spec.undo is None:
+        return {}
+    args = dict(spec.undo.args) if spec.undo.args is not None else None
+    return {"tool": spec.undo.tool, "args": args}
+
+
+def recorded_undo(context: RunContext, write: CallRow) -> UndoSpec | None:
+    """The undo the write declared when it ran (today's declaration for a write recorded
+    before declarations were kept); None when it declared none."""
+    declared = (
+        write.undo if write.undo is not None else declared_undo(context.tools.get(write.tool))
+    )
+    if not declared:
+        return None
+    return UndoSpec(tool=declared["tool"], args=declared.get("args"))
 
 
 def step_row(
@@ -61,6 +80,7 @@ def step_row(
         bindings=step_sources(run.steps[index]),
         created=ledger.clock.now(),
         finished=None,
+        undo=declared_undo(spec) if spec is not None and spec.writes else None,
     )
 
 

@@ -18,7 +18,7 @@ from ..record.ledger import Ledger
 from ..record.memory import rewind
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from ..replies import Waiting
-from .calls import as_current, finish, typed_args, undo_id, undo_row, undo_tool_of
+from .calls import as_current, finish, recorded_undo, typed_args, undo_id, undo_row
 from .context import RunContext
 from .current import sending
 from .doubt import in_doubt
@@ -37,7 +37,15 @@ class Stuck:
     question: dict[str, Any]
 
 
-def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | None:
+@dataclass(frozen=True)
+class Left:
+    """This worker cannot send the next undo (its catalogue lacks the tool); the run is
+    left rolling back for a worker that can, and `reply` says so."""
+
+    reply: str
+
+
+def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | Left | None:
     """Undo the run's writes, last first; None when nothing remains to undo.
 
     The rollback stops at the first write it cannot undo now, whatever the reason: an
@@ -45,6 +53,12 @@ def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | Non
     not bind. Undoing the writes below it first would undo them out of order.
     """
     for write in reversed(writes_to_undo(ledger, context, run)):
+        declared = recorded_undo(context, write)
+        assert declared is not None  # writes_to_undo keeps only writes with an undo
+        if declared.tool not in context.tools:
+            # This worker's agent.yaml lacks the undo the write declared when it ran (a
+            # deploy in progress): it leaves the run, rolling back, for one that has it.
+            return Left(texts.undo_left_for_another_worker(write.tool, declared.tool))
         undo = ledger.call(undo_id(write))
         if undo is None or undo.status == CallStatus.REFUSED:
             planned = _plan_undo(ledger, context, run, write)
@@ -71,7 +85,7 @@ def writes_to_undo(ledger: Ledger, context: RunContext, run: RunRow) -> list[Cal
         if call.kind == "write"
         and call.status in TOOK_EFFECT
         and call.undone_by is None
-        and undo_tool_of(context, call.tool) is not None
+        and recorded_undo(context, call) is not None
     ]
 
 
@@ -86,7 +100,7 @@ def round_started_at(run: RunRow, undo: CallRow) -> int:
 
 def _plan_undo(ledger: Ledger, context: RunContext, run: RunRow, write: CallRow) -> CallRow | Stuck:
     """Bind and check a write's undo, and record it in flight; Stuck when it is not sent."""
-    plan = context.check.plan_undo(write)
+    plan = context.check.plan_undo(write, recorded_undo(context, write))
     if isinstance(plan, str):
         return _not_sent(ledger, context, run, write, None, plan)
     verdict = context.check.undo(write, plan, ledger.history())
@@ -217,8 +231,8 @@ def _record_undo_refused(
     plan: UndoPlan | None,
     why: str,
 ) -> CallRow:
-    spec = context.tools[write.tool]
-    undo_tool = spec.undo.tool if spec.undo is not None else ""
+    declared = recorded_undo(context, write)
+    undo_tool = declared.tool if declared is not None else ""
     bound = plan or UndoPlan(tool=undo_tool, args={}, sources={})
     row = undo_row(ledger, run, write, bound, None, "refused", None)
     return ledger.put_call(replace_row(row, error=why, finished=ledger.clock.now()))

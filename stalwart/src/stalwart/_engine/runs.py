@@ -40,7 +40,7 @@ from .current import sending
 from .doubt import in_doubt
 from .keys import idempotency_key
 from .retry import AfterFailure, after_call_failure, error_message, render_error
-from .rollback import rewind_run, stopped_reply, undo_writes
+from .rollback import Left, rewind_run, stopped_reply, undo_writes
 
 log = logging.getLogger(logs.RUN)
 
@@ -220,6 +220,9 @@ def advance(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
 def _roll_back(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Undo the run's writes, last first; then rewind and reply (or stop, stuck)."""
     stuck = undo_writes(ledger, context, run)
+    if isinstance(stuck, Left):
+        # Not moved: still rolling back, for a worker whose catalogue has the undo.
+        return ledger.put_run(replace_row(run, reply=stuck.reply))
     if stuck is not None:
         return move(
             ledger,

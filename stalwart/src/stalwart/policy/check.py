@@ -89,10 +89,14 @@ class Check:
             return Verdict.refused(tool, reason)
         return Verdict(True, texts.allowed_call(tool))
 
-    def plan_undo(self, write: CallRow) -> UndoPlan | str:
-        """Bind the undo of a write to that write; a str says why it cannot be bound."""
+    def plan_undo(self, write: CallRow, declared: UndoSpec | None = None) -> UndoPlan | str:
+        """Bind the undo of a write to that write; a str says why it cannot be bound.
+
+        `declared` is the undo as the write declared it when it ran (kept on its record);
+        without it, the write's tool's declaration now.
+        """
         spec = self.tools.get(write.tool)
-        undo = spec.undo if spec is not None else None
+        undo = declared or (spec.undo if spec is not None else None)
         if undo is None:
             raise ValueError(f"{write.tool} declares no undo")
         undo_spec = self.tools.get(undo.tool)

@@ -129,6 +129,10 @@ class CallRow:
     # A try of this call may have taken effect with no answer: it failed in doubt, or was
     # in flight when its process stopped. A later plain failure does not clear it.
     doubted: bool = False
+    # On a write: its undo as declared when it ran ({"tool": ..., "args": bindings or
+    # None}), {} when it declared none; the rollback uses this, not today's agent.yaml.
+    # None on a write recorded before it existed (today's declaration is used).
+    undo: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,7 @@ TABLES: tuple[Table, ...] = (
             "finished": "real",
             "tries": "int",
             "doubted": "bool",
+            "undo": "json",
         },
         ("session",),
     ),
@@ -246,6 +251,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("sessions", "version", 0),
     ("calls", "doubted", 0),
     ("sessions", "identity", None),
+    ("calls", "undo", None),
 )
 
 Row = TypeVar("Row")
