@@ -39,6 +39,7 @@ from .errors import (
     NotYourSession,
     QuestionPending,
     RewindRefused,
+    SessionBusy,
     StaleAnswer,
     UndoUnavailable,
 )
@@ -251,7 +252,12 @@ class Agent:
             return None
         if run.state not in runs.INTERRUPTED:
             return _reply(ledger, run)
-        return self.resume(user, session=session)
+        try:
+            # Never waits: a worker advancing the session holds its lock, and pending
+            # says where the run stands instead of blocking behind that worker's call.
+            return self._resume_now(user, session)
+        except SessionBusy:
+            return replace(_reply(ledger, run), text=texts.BUSY_ELSEWHERE)
 
     def resume(self, user: str, *, session: str | None = None) -> Reply | None:
         """Take up the session's run if its process stopped mid-way; where it now stands.
@@ -264,21 +270,40 @@ class Agent:
             run = ledger.latest_run()
             return _reply(ledger, run) if run is not None else None
 
+    def _resume_now(self, user: str, session: str | None) -> Reply | None:
+        """`resume`, or SessionBusy at once when another worker holds the session."""
+        with self._session(user, session, wait=False) as ledger:
+            run = ledger.latest_run()
+            return _reply(ledger, run) if run is not None else None
+
     def resume_all(self) -> list[tuple[str, Reply]]:
         """Resume every run of this agent left mid-way, in any session: (session, reply)."""
         resumed: list[tuple[str, Reply]] = []
         for sid in self.store.sessions_with_runs_in([s.value for s in runs.INTERRUPTED]):
-            with self.store.lock(sid):
-                record = self.store.load(sid)
-                if record is None or record.session.agent != self.name:
+            try:
+                resumed.extend(self._resume_one(sid))
+            except SessionBusy:
+                # Another worker holds it now: skipped, the rest go on.
+                seen = self.store.load(sid)
+                if seen is None or seen.session.agent != self.name or not seen.runs:
                     continue
-                ledger = Ledger(self.store, self.clock, record, new=False)
-                run = ledger.latest_run()
-                if run is None or run.state not in runs.INTERRUPTED:
-                    continue  # another worker took it up first
-                run = resume.resume(ledger, self._context, run)
-                resumed.append((sid, _reply(ledger, run)))
+                state = seen.runs[-1].state
+                resumed.append((sid, Reply(text=texts.BUSY_ELSEWHERE, session=sid, state=state)))
         return resumed
+
+    def _resume_one(self, sid: str) -> list[tuple[str, Reply]]:
+        """Resume one session's run if it was left mid-way; SessionBusy at once if another
+        worker holds the session."""
+        with self.store.lock(sid, wait=False):
+            record = self.store.load(sid)
+            if record is None or record.session.agent != self.name:
+                return []
+            ledger = Ledger(self.store, self.clock, record, new=False)
+            run = ledger.latest_run()
+            if run is None or run.state not in runs.INTERRUPTED:
+                return []  # another worker took it up first
+            run = resume.resume(ledger, self._context, run)
+            return [(sid, _reply(ledger, run))]
 
     # --- what is recorded and what the model reads ---
 
@@ -432,6 +457,7 @@ class Agent:
         *,
         answering: bool = False,
         resumed: list[RunRow] | None = None,
+        wait: bool = True,
     ) -> Iterator[Ledger]:
         """The session's ledger, under its lock, once it is sure the session is the user's.
 
@@ -441,7 +467,7 @@ class Agent:
         if not isinstance(user, str) or not user:
             raise AnswerError("user must be a non-empty text.")
         sid = session or user
-        with self.store.lock(sid):
+        with self.store.lock(sid, wait=wait):
             ledger = Ledger.open(self.store, self.clock, sid, user, self.name)
             if ledger.session.user != user or ledger.session.agent != self.name:
                 error = AnswerError if answering else NotYourSession

@@ -24,7 +24,8 @@ Contract
 - `lock(session)` is a context manager giving the caller the sole right to advance
   that session until it exits, across threads and processes: a second `lock` of the
   same session blocks until the first is released (or raises `SessionBusy` after the
-  backend's wait limit). A lock whose holder dies is released (SQLite: an flock on a
+  backend's wait limit; with `wait=False`, at once, when another holds it). A lock whose
+  holder dies is released (SQLite: an flock on a
   file; PostgreSQL: a row lock or advisory lock held by the holder's connection).
   `commit` inside a held lock does NOT release it: the runtime commits the in-flight
   record, sends the call, and commits the outcome while holding one lock.
@@ -82,7 +83,7 @@ class Store(Protocol):
 
     def commit(self, changes: Changes) -> None: ...
 
-    def lock(self, session: str) -> AbstractContextManager[None]: ...
+    def lock(self, session: str, *, wait: bool = True) -> AbstractContextManager[None]: ...
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]: ...
 

@@ -132,6 +132,11 @@ _LOCK_AND_STAMP = (
     "SELECT pg_advisory_lock(%s); "
     'SELECT "version", "created"::text FROM "sessions" WHERE "session" = %s'
 )
+# The same at once (`lock(wait=False)`): the first result says whether the lock was had.
+_TRY_LOCK_AND_STAMP = (
+    "SELECT pg_try_advisory_lock(%s); "
+    'SELECT "version", "created"::text FROM "sessions" WHERE "session" = %s'
+)
 
 
 def ddl() -> list[str]:
@@ -266,13 +271,19 @@ class PostgresStore:
             return [row[0] for row in connection.execute(sql, wanted).fetchall()]
 
     @contextmanager
-    def lock(self, session: str) -> Iterator[None]:
+    def lock(self, session: str, *, wait: bool = True) -> Iterator[None]:
         key = session_lock_key(session)
         connection = self._take()
         try:
             # The session's version, read in the same round trip, by a statement of its
             # own after the lock is had (a statement's snapshot is taken when it starts).
-            locked = connection.execute(_LOCK_AND_STAMP, (key, session))
+            if wait:
+                locked = connection.execute(_LOCK_AND_STAMP, (key, session))
+            else:
+                locked = connection.execute(_TRY_LOCK_AND_STAMP, (key, session))
+                got = locked.fetchone()
+                if not (got and got[0]):
+                    raise errors.LockNotAvailable("held by another worker")
             locked.nextset()
             found = locked.fetchone()
         except errors.LockNotAvailable as error:

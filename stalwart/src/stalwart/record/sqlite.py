@@ -228,11 +228,14 @@ class SQLiteStore:
             return [row[0] for row in self._db.execute(sql, wanted)]
 
     @contextmanager
-    def lock(self, session: str) -> Iterator[None]:
-        deadline = time.monotonic() + self.lock_wait_secs
+    def lock(self, session: str, *, wait: bool = True) -> Iterator[None]:
+        deadline = time.monotonic() + (self.lock_wait_secs if wait else 0.0)
         with self._guard:
             thread_lock = self._thread_locks.setdefault(session, threading.Lock())
-        if not thread_lock.acquire(timeout=self.lock_wait_secs):
+        got = (
+            thread_lock.acquire(timeout=self.lock_wait_secs) if wait else thread_lock.acquire(False)
+        )
+        if not got:
             raise self._busy(session)
         try:
             if self._memory:

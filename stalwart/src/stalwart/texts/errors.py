@@ -42,6 +42,10 @@ def question_pending(session: str, question: str) -> str:
     return f"Session {session!r} waits for an answer first: {question}"
 
 
+# Where a run stands when another worker holds its session now (pending, stalwart resume).
+BUSY_ELSEWHERE = "Another worker is advancing this session now; nothing was changed here."
+
+
 def no_session(session: str) -> str:
     return f"Session {session!r} has no record for this agent."
 
