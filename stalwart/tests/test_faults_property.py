@@ -1,0 +1,151 @@
+"""For any failures (in doubt or not, on writes and on undos), answers and crashes, the
+chapter's invariant holds: every write that took effect ends undone exactly once, listed
+as not undoable, decided by a person, kept by a run that ended well, or pending in a
+stuck run; and no write or undo took effect twice.
+
+Real runs of the service's tools (tests/service.py: an idempotent service that acts once
+per key and keeps every effect in `DONE`) on a real SQLite record. A crash is a
+`SimulatedCrash` the engine does not catch, before or after the service acted; the next
+call is made by a new Agent, as another worker would. (Lost leases are not generated:
+leases are not implemented yet.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from service import turn, write_service_project
+
+from stalwart import FakeClock, QuestionPending
+from stalwart.record.sqlite import SQLiteStore
+
+WRITES = ["charge_card", "book_slot", "send_note", "stamp_form"]
+UNDOS = {"charge_card": "refund_card", "book_slot": "free_slot"}
+NOT_UNDOABLE = {"send_note", "stamp_form"}
+FAULTS = ["ok", "ok", "timeout", "lost", "refused", "error", "crash", "crash_after"]
+ANSWERS = {
+    "confirm": ["approve", "approve", "approve", "skip", "cancel all"],
+    "outcome": ["happened", "did not happen"],
+    "undo": ["retry", "done by hand", "abandon"],
+}
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    steps = draw(st.lists(st.sampled_from(WRITES), min_size=1, max_size=4))
+    plan = {
+        tool: draw(st.lists(st.sampled_from(FAULTS), max_size=4))
+        for tool in [*WRITES, *UNDOS.values()]
+    }
+    answers = draw(st.lists(st.integers(min_value=0, max_value=9), min_size=30, max_size=30))
+    return {"steps": steps, "plan": plan, "answers": answers}
+
+
+def _drive(project: Any, steps: list[str], answers: list[int]) -> Any:
+    """Start the run and answer every question at random until it ends or stops stuck
+    with nothing more to answer; a crash hands the session to a new worker."""
+    module = project.module
+    text = turn(*((tool, number) for number, tool in enumerate(steps, 1)))
+    agent = project.agent(clock=FakeClock())
+    started = False
+    reply: Any = None
+    for pick in answers:
+        try:
+            if not started:
+                started = True
+                reply = agent.chat(text, user="u")
+            elif reply is None or not reply.waiting:
+                reply = agent.pending("u")
+                if reply is None or not reply.waiting:
+                    return reply
+            else:
+                kind = reply.waiting[0].kind
+                choices = ANSWERS[kind]
+                reply = agent.answer("u", choices[pick % len(choices)])
+        except module.SimulatedCrash:
+            agent = project.agent(clock=FakeClock())  # another worker takes it up
+            reply = None
+        except QuestionPending:
+            reply = agent.pending("u")
+    return agent.pending("u")
+
+
+def _check_invariant(project: Any, folder: Path, final: Any) -> None:
+    module = project.module
+    store = SQLiteStore(folder / "record.sqlite")
+    try:
+        record = store.load("u")
+    finally:
+        store.close()
+    assert record is not None
+    calls = {call.key: call for call in record.calls if call.key}
+    by_id = {call.call_id: call for call in record.calls}
+    [run] = record.runs
+    effects = [(tool, key) for tool, key, _ in module.DONE]
+    keys = [key for _, key in effects]
+    assert len(keys) == len(set(keys)), "the service acted twice on one key"
+    acted = set(keys)
+    for tool, key in effects:
+        call = calls.get(key)
+        assert call is not None, f"an effect of {tool} the record does not know"
+        if call.kind == "undo":
+            write = by_id[call.undoes or ""]
+            # An undo acts on a write that took effect, or that a person said did.
+            assert write.key in acted or write.status == "happened", (tool, write.status)
+            continue
+        assert call.kind == "write"
+        if call.status == "did_not_happen":
+            continue  # decided by a person (who was wrong: the chapter lets them be)
+        assert call.status in ("ran", "happened", "in_doubt"), (tool, call.status)
+        if call.status == "in_doubt":
+            assert run.state == "waiting", "a write in doubt waits for a person"
+            continue
+        if run.state == "done":
+            continue  # a run that ended well keeps its writes
+        if call.undone_by is not None:
+            undo = by_id[call.undone_by]
+            assert undo.status in ("ran", "by_hand"), undo.status
+            if undo.status == "ran":
+                assert undo.key in acted, "an undo recorded ran that never acted"
+            continue
+        if tool in NOT_UNDOABLE:
+            if run.state in ("rolled_back", "abandoned"):
+                assert tool in (run.reply or ""), "an irreversible write is listed"
+            continue
+        # Not undone: the rollback is stuck on it, a person abandoned it, or it waits.
+        assert run.state in ("stuck", "abandoned", "waiting", "rolling_back"), (
+            tool,
+            run.state,
+        )
+        if run.state == "abandoned":
+            assert tool in (run.reply or ""), "an abandoned write is listed"
+    # No undo acted twice, and no write was undone by two undos.
+    undone = [c.undoes for c in record.calls if c.kind == "undo" and c.key in acted]
+    assert len(undone) == len(set(undone))
+    del final
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(scenario=scenarios())
+def test_every_write_ends_undone_once_listed_decided_or_pending(
+    tmp_path_factory: Any, scenario: dict[str, Any]
+) -> None:
+    folder = tmp_path_factory.mktemp("faults")
+    project = write_service_project(folder)
+    first = project.agent(clock=FakeClock())
+    module = project.module
+    assert module is not None
+    module.PLAN.update({tool: list(faults) for tool, faults in scenario["plan"].items()})
+    try:
+        final = _drive(project, scenario["steps"], scenario["answers"])
+        _check_invariant(project, folder, final)
+    finally:
+        for opened in [first, *project.agents]:
+            opened.close()
