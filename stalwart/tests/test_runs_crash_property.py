@@ -5,7 +5,8 @@ send (in doubt or not), random crashes (a BaseException out of the tool that the
 does not catch; the run is then taken up by a fresh Agent on the same record) and random
 answers to every question. Whatever happens, each effect the service had for a write
 ends in exactly one of: undone by its undo (once), undone by hand, not undoable (and
-listed), not undone with a reason (its result was never seen), decided by a person (who
+listed), not undone with a reason (its result was never seen: the rollback stops there
+until a person answers), decided by a person (who
 said it did not happen), left for a person when the rollback was abandoned, or still
 pending in a stuck run; and no write is undone twice.
 """
@@ -117,6 +118,7 @@ def test_every_write_is_settled_exactly_once_whatever_fails_crashes_or_is_answer
 
     reply = driver.act(lambda agent: agent.chat(text, user=user))
     pending = list(answers)
+    retries_left = 5
     for _ in range(100):
         if not reply.waiting:
             break
@@ -125,6 +127,12 @@ def test_every_write_is_settled_exactly_once_whatever_fails_crashes_or_is_answer
             break
         options = ANSWERS[kind]
         given = options[pending.pop(0) % len(options)] if pending else options[0]
+        if not pending and kind == "undo":
+            # An undo the check cannot bind is never sent, so retrying it changes nothing:
+            # past a few retries a person abandons it.
+            retries_left -= 1
+            if retries_left < 0:
+                given = "abandon"
         reply = driver.act(lambda agent, given=given: agent.answer_current(user, given))  # type: ignore[misc]
     else:
         pytest.fail("the run never settled")
@@ -170,7 +178,8 @@ def test_every_write_is_settled_exactly_once_whatever_fails_crashes_or_is_answer
             assert reply.state == "stuck" or tool in reply.text
         elif refused is not None and refused.status == "refused":
             assert write.status == "happened" and not undone_by_service  # no result to bind
-            assert f"{tool} ({WRITES[tool]}: " in reply.text
+            # The rollback stopped at it (stuck), or a person abandoned it, listed.
+            assert reply.state == "stuck" or f"{tool} ({WRITES[tool]}: " in reply.text
         elif reply.state == "abandoned":
             assert tool in abandoned_part  # a person took it on
         else:
