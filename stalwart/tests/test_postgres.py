@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
+from stalwart import RecordUnavailable
 from stalwart.record import Changes, MessageRow, SessionBusy, SessionRow, open_store
 from stalwart.record.postgres import PostgresStore, session_lock_key
 
@@ -53,8 +54,9 @@ def test_a_holder_whose_connection_is_lost_cannot_commit(
                 admin.execute("SELECT pg_terminate_backend(%s)", (holders[0][0],))
             with rival.lock("s1"):  # the lease went with the connection
                 rival.commit(Changes(sessions=[SessionRow("s1", "rival", "desk", 1.0)]))
-            with pytest.raises(psycopg.OperationalError):
+            with pytest.raises(RecordUnavailable) as lost:  # stalwart's error, with a code
                 pg_store.commit(Changes(sessions=[SessionRow("s1", "stale", "desk", 1.0)]))
+            assert lost.value.code == "record_unavailable"
         record = rival.load("s1")
         assert record is not None and record.session.user == "rival"
         with pg_store.lock("s1"):  # the store recovers with a fresh connection
@@ -97,12 +99,15 @@ def test_the_record_url_chooses_postgres(pg_url: str) -> None:
 def test_loads_and_commits_inside_the_lock_use_the_lock_connection(
     pg_store: PostgresStore,
 ) -> None:
+    before = pg_store._pool.get_stats().get("requests_num", 0)
     with pg_store.lock("s1"):
         pg_store.commit(Changes(sessions=[SessionRow("s1", "u", "desk", 1.0)]))
         pg_store.commit(Changes(messages=[MessageRow("s1", 0, "user", "hi", None, False)]))
         assert pg_store.load("s1") is not None
     # one connection served the lock and everything inside it; it went back to the pool
-    assert len(pg_store._idle) == 1
+    stats = pg_store._pool.get_stats()
+    assert stats.get("requests_num", 0) - before == 1
+    assert stats["pool_available"] == stats["pool_size"]
 
 
 def test_session_lock_keys_are_signed_64_bit_and_stable() -> None:

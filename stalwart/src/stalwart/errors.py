@@ -51,6 +51,7 @@ class ErrorCode(StrEnum):
     SESSION_NOT_FOUND = "session_not_found"
     MCP_TOOL_FAILED = "mcp_tool_failed"
     UNDO_UNAVAILABLE = "undo_unavailable"
+    RECORD_UNAVAILABLE = "record_unavailable"
 
 
 class StalwartError(Exception):
@@ -338,3 +339,10 @@ class UndoUnavailable(StalwartError):
     next write declared when it ran: the run is left for a worker that has it."""
 
     code = ErrorCode.UNDO_UNAVAILABLE
+
+
+class RecordUnavailable(StalwartError):
+    """The record's database cannot be reached (a PostgreSQL server stopped, restarting or
+    out of reach). Nothing was sent that the record did not hold first."""
+
+    code = ErrorCode.RECORD_UNAVAILABLE

@@ -13,8 +13,12 @@ a minute) frees the session for the next. A lock that cannot be had within
 
 While a thread holds a lock, its loads and commits go through the lock's own connection.
 That is the fence: if the connection (and so the lock) is lost, the holder's next commit
-fails instead of writing beside a new holder. Outside a lock, an operation borrows an
-idle connection from a small pool.
+fails instead of writing beside a new holder. Outside a lock, an operation borrows a
+connection from a `psycopg_pool` pool that checks each connection before handing it out,
+so after a server restart no stale connection reaches a load, a commit or a lock (a
+`connect_wait_secs` bound on waiting for one). A database that cannot be reached is
+`RecordUnavailable` (code `record_unavailable`), never the driver's exception; since the
+in-flight record is committed before every send, nothing is sent that it does not hold.
 
 Each load and each commit is one round trip. A load is ONE statement reading the
 session's four tables, each as a JSON array of its rows, so from one snapshot; its
@@ -41,12 +45,14 @@ try:
     import psycopg
     from psycopg import errors
     from psycopg.pq import TransactionStatus
+    from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 except ImportError as missing:  # psycopg comes with the extra, not with stalwart itself
     raise ImportError(
         "a postgresql:// record needs psycopg 3: pip install 'stalwart[postgres]'"
     ) from missing
 
-from ..errors import SessionBusy
+from .. import texts
+from ..errors import RecordUnavailable, SessionBusy
 from .base import Changes, SessionRecord
 from .cache import MISS, SessionCache
 from .schema import (
@@ -76,7 +82,7 @@ _DDL_LOCK_KEY = 0x5354_414C_5741_5254  # "STALWART"
 _KEEPALIVES = (
     "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3"
 )
-_IDLE_POOL_SIZE = 8
+_POOL_MAX = 64  # connections: one per session lock held at once, and a few to borrow
 
 
 def _columns(row_type: type) -> str:
@@ -174,19 +180,32 @@ def session_lock_key(session: str) -> int:
 class PostgresStore:
     """The `Store` protocol on a PostgreSQL database."""
 
-    def __init__(self, url: str, *, lock_wait_secs: float = 30.0) -> None:
+    def __init__(
+        self, url: str, *, lock_wait_secs: float = 30.0, connect_wait_secs: float = 10.0
+    ) -> None:
         if lock_wait_secs <= 0:
             raise ValueError(f"lock_wait_secs must be more than 0; got {lock_wait_secs!r}")
         self.url = url
         self.lock_wait_secs = lock_wait_secs
         self.commits = 0
         self._counter = threading.Lock()
-        self._pool_guard = threading.Lock()
-        self._idle: list[psycopg.Connection[Any]] = []
         self._held = threading.local()
-        self._closed = False
+        # A health-checked pool: a connection is checked before it is handed out, so after
+        # a server restart a stale one is replaced, never handed to a load or a lock.
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=_POOL_MAX,
+            kwargs={"autocommit": True, "cursor_factory": psycopg.ClientCursor},
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            timeout=connect_wait_secs,
+            name="stalwart-record",
+            open=False,
+        )
+        self._pool.open(wait=False)
         self._cache = SessionCache()
-        with self._borrowed() as connection, connection.transaction():
+        with _reachable(), self._borrowed() as connection, connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
             for statement in ddl():
                 connection.execute(statement)
@@ -210,7 +229,7 @@ class PostgresStore:
         return record
 
     def _load(self, session: str) -> SessionRecord | None:
-        with self._connection() as connection, psycopg.Cursor(connection) as cursor:
+        with _reachable(), self._connection() as connection, psycopg.Cursor(connection) as cursor:
             try:
                 cursor.execute(_LOAD_SQL, {"session": session})
                 found = cursor.fetchone()
@@ -252,7 +271,7 @@ class PostgresStore:
             statements.insert(0, _BUMP)
             values.insert(0, bumped)
         try:
-            with self._connection() as connection, psycopg.Cursor(connection) as cursor:
+            with _reachable(), self._connection() as connection, psycopg.Cursor(connection) as cursor:
                 cursor.execute(_one_statement(tuple(statements)), values)
         except BaseException:
             self._cache.failed(changes)
@@ -267,7 +286,7 @@ class PostgresStore:
             return []
         marks = ", ".join("%s" for _ in wanted)
         sql = f'SELECT DISTINCT "session" FROM "runs" WHERE "state" IN ({marks}) ORDER BY 1'
-        with self._connection() as connection:
+        with _reachable(), self._connection() as connection:
             return [row[0] for row in connection.execute(sql, wanted).fetchall()]
 
     @contextmanager
@@ -286,7 +305,11 @@ class PostgresStore:
                     raise errors.LockNotAvailable("held by another worker")
             locked.nextset()
             found = locked.fetchone()
-        except errors.LockNotAvailable as error:
+        except psycopg.OperationalError as error:
+            if not isinstance(error, errors.LockNotAvailable):
+                connection.close()
+                self._give_back(connection)
+                raise RecordUnavailable(texts.record_unavailable(_one_line(error))) from error
             self._give_back(connection)
             raise SessionBusy(
                 f"session {session!r} is being advanced by another worker "
@@ -294,6 +317,7 @@ class PostgresStore:
             ) from error
         except BaseException:
             connection.close()
+            self._give_back(connection)
             raise
         stack = self._held_stack()
         stack.append(connection)
@@ -310,11 +334,10 @@ class PostgresStore:
             self._give_back(connection)
 
     def close(self) -> None:
-        with self._pool_guard:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.close()
+        self._pool.close()
+
+    def _configure(self, connection: psycopg.Connection[Any]) -> None:
+        connection.execute(f"{_KEEPALIVES}; SET lock_timeout = {int(self.lock_wait_secs * 1000)}")
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -335,24 +358,17 @@ class PostgresStore:
             self._give_back(connection)
 
     def _take(self) -> psycopg.Connection[Any]:
-        with self._pool_guard:
-            if self._closed:
-                raise RuntimeError("this PostgresStore is closed")
-            if self._idle:
-                return self._idle.pop()
-        connection = psycopg.connect(self.url, autocommit=True, cursor_factory=psycopg.ClientCursor)
-        connection.execute(f"{_KEEPALIVES}; SET lock_timeout = {int(self.lock_wait_secs * 1000)}")
-        return connection
+        try:
+            return self._pool.getconn()
+        except PoolClosed:
+            raise RuntimeError("this PostgresStore is closed") from None
+        except PoolTimeout as error:
+            raise RecordUnavailable(texts.record_unavailable(_one_line(error))) from error
 
     def _give_back(self, connection: psycopg.Connection[Any]) -> None:
-        reusable = (
-            not connection.closed and connection.info.transaction_status == TransactionStatus.IDLE
-        )
-        with self._pool_guard:
-            if reusable and not self._closed and len(self._idle) < _IDLE_POOL_SIZE:
-                self._idle.append(connection)
-                return
-        connection.close()
+        # The pool discards a closed or broken connection and rolls back one left in a
+        # transaction.
+        self._pool.putconn(connection)
 
     def _held_stack(self) -> list[psycopg.Connection[Any]]:
         stack: list[psycopg.Connection[Any]] | None = getattr(self._held, "stack", None)
@@ -429,6 +445,19 @@ def _latest_by_key(row_type: type, rows: list[Any]) -> list[Any]:
     and upserting them one by one would leave the later."""
     key = attrgetter(*TABLE_OF[row_type].key)
     return list({key(row): row for row in rows}.values())
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+@contextmanager
+def _reachable() -> Iterator[None]:
+    """A lost database as stalwart's error with a code, never the driver's."""
+    try:
+        yield
+    except psycopg.OperationalError as error:
+        raise RecordUnavailable(texts.record_unavailable(_one_line(error))) from error
 
 
 def _end_failed_transaction(connection: psycopg.Connection[Any]) -> None:

@@ -42,6 +42,11 @@ def question_pending(session: str, question: str) -> str:
     return f"Session {session!r} waits for an answer first: {question}"
 
 
+def record_unavailable(detail: str) -> str:
+    """The record's database cannot be reached; `detail` is the driver's one line."""
+    return f"The record cannot be reached now ({detail}); nothing was sent that it does not hold."
+
+
 # Where a run stands when another worker holds its session now (pending, stalwart resume).
 BUSY_ELSEWHERE = "Another worker is advancing this session now; nothing was changed here."
 
