@@ -134,8 +134,8 @@ class ObservedStore:
             self.board.changed()
 
     @contextmanager
-    def lock(self, session: str) -> Iterator[None]:
-        with self.inner.lock(session):
+    def lock(self, session: str, *, wait: bool = True) -> Iterator[None]:
+        with self.inner.lock(session, wait=wait):
             stack: list[str] = getattr(_locked, "stack", None) or []
             _locked.stack = stack
             stack.append(session)
