@@ -24,7 +24,7 @@ CONFIRM = """
 import sys
 from stalwart import Agent
 
-Agent.from_file(sys.argv[1]).confirm(sys.argv[2], "approve")
+Agent.from_file(sys.argv[1]).confirm_current(sys.argv[2], "approve")
 """
 
 
@@ -56,7 +56,7 @@ def test_pending_and_resume_all_skip_a_session_another_worker_is_advancing(
     module.PLAN["book_slot"] = ["crash"]
     agent.chat(turn(("book_slot", 1)), user="v")
     with pytest.raises(module.SimulatedCrash):
-        agent.confirm("v", "approve")
+        agent.confirm_current("v", "approve")
     # Session "u": another worker is inside charge_card, holding the session.
     agent.chat(turn(("charge_card", 2)), user="u")
     (tmp_path / "block-charge_card").touch()

@@ -64,7 +64,7 @@ def _drive(project: Any, steps: list[str], answers: list[int]) -> Any:
             else:
                 kind = reply.waiting[0].kind
                 choices = ANSWERS[kind]
-                reply = agent.answer("u", choices[pick % len(choices)])
+                reply = agent.answer_current("u", choices[pick % len(choices)])
         except module.SimulatedCrash:
             agent = project.agent(clock=FakeClock())  # another worker takes it up
             reply = None

@@ -168,12 +168,12 @@ def test_an_object_result_fails_its_step_and_no_undo_acts_on_its_text(
 ) -> None:
     project, agent = shed
     reply = approve_all(agent, "create the vm for order 4411", "u")
-    assert reply.state == "rolled_back"
-    # It ran, so it needs undoing; its undo is never sent with a stand-in for the vm.
-    assert reply.text == (
-        "This run stopped: create_vm returned a value the record cannot hold exactly "
-        "(object has no exact JSON form the record can keep). Not undone, and still to be "
-        "undone by hand: create_vm (delete_vm: nothing of the step binds vm)."
+    # It ran, so it needs undoing; its undo is never sent with a stand-in for the vm: the
+    # rollback stops there and a person is asked.
+    assert reply.state == "stuck"
+    assert reply.waiting[0].text == (
+        "Undoing create_vm was not sent: delete_vm: nothing of the step binds vm. "
+        "The rollback stopped there, before the writes below it. 1 step(s) still need undoing."
     )
     assert [name for name, _ in calls(project)] == ["create_vm"]
     write, *rest = agent.record("u")

@@ -90,7 +90,7 @@ def test_a_restart_while_a_tool_is_inside_a_call_loses_nothing_and_raises_ours(
 
     def approve() -> None:
         try:
-            agent.confirm("u", "approve")
+            agent.confirm_current("u", "approve")
         except BaseException as error:  # what the caller gets, checked below
             outcome["error"] = error
 
@@ -117,6 +117,6 @@ def test_a_restart_while_a_tool_is_inside_a_call_loses_nothing_and_raises_ours(
     assert reply is not None and reply.state == "waiting"
     assert reply.text == "Did charge_card take effect? It was being sent when the run stopped."
     assert [name for name, _ in module.CALLS] == ["charge_card"]
-    reply = agent.answer("u", "happened")
+    reply = agent.answer_current("u", "happened")
     assert reply.state == "done"
     agent.close()

@@ -29,7 +29,7 @@ def record(request: pytest.FixtureRequest) -> str:
 def _approve(agent: Agent, text: str, user: str = "u") -> Any:
     reply = agent.chat(text, user=user)
     while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = agent.confirm(user, "approve")
+        reply = agent.confirm_current(user, "approve")
     return reply
 
 
@@ -57,7 +57,7 @@ def test_an_undo_whose_first_try_got_no_answer_says_it_may_have_taken_effect(
     assert reply.waiting[0].text == question
     assert reply.text == f"This run stopped: stamp_form failed (RuntimeError). {question}"
     assert [name for name, *_ in module.DONE] == ["charge_card", "refund_card"]
-    reply = agent.answer("u", "abandon")
+    reply = agent.answer_current("u", "abandon")
     assert reply.text == (
         "This run stopped: stamp_form failed (RuntimeError). The rollback was abandoned; "
         "still to be undone by hand: charge_card. An earlier try of refund_card got no "
@@ -78,9 +78,9 @@ def test_an_undo_in_flight_when_its_process_stopped_may_have_taken_effect(
     module.PLAN["stamp_form"] = ["error"]
     module.PLAN["refund_card"] = ["crash_after", "error", "error", "error"]
     first.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
-    first.confirm("u", "approve")
+    first.confirm_current("u", "approve")
     with pytest.raises(module.SimulatedCrash):
-        first.confirm("u", "approve")  # the refund is made; its process stops
+        first.confirm_current("u", "approve")  # the refund is made; its process stops
     second = project.agent(clock=FakeClock())
     reply = second.pending("u")
     assert reply is not None and reply.state == "stuck"
@@ -112,9 +112,9 @@ def test_after_a_stop_during_the_waits_the_undo_tries_made_before_count(
 
     clock.sleep = sleep_then_stop  # type: ignore[method-assign]
     first.chat(turn(("book_slot", 1), ("stamp_form", 2)), user="u")
-    first.confirm("u", "approve")
+    first.confirm_current("u", "approve")
     with pytest.raises(module.SimulatedCrash):
-        first.confirm("u", "approve")  # free_slot failed twice; stopped in the 2nd wait
+        first.confirm_current("u", "approve")  # free_slot failed twice; stopped in the 2nd wait
     assert _tries(module, "free_slot") == [1, 2]
 
     module.PLAN["free_slot"] = ["error"] * 10
@@ -130,7 +130,7 @@ def test_after_a_stop_during_the_waits_the_undo_tries_made_before_count(
         "1 step(s) still need undoing."
     )
     # A person's retry gives a new round of four.
-    reply = second.answer("u", "retry")
+    reply = second.answer_current("u", "retry")
     assert reply.waiting[0].text.startswith("Undoing free_slot failed after 8 tries")
     for opened in project.agents:
         opened.close()
@@ -146,9 +146,9 @@ def test_a_stop_with_the_last_try_in_flight_asks_at_once_and_sends_nothing_more(
     module.PLAN["stamp_form"] = ["error"]
     module.PLAN["free_slot"] = ["error", "error", "error", "crash"]
     first.chat(turn(("book_slot", 1), ("stamp_form", 2)), user="u")
-    first.confirm("u", "approve")
+    first.confirm_current("u", "approve")
     with pytest.raises(module.SimulatedCrash):
-        first.confirm("u", "approve")
+        first.confirm_current("u", "approve")
     second = project.agent(clock=FakeClock())
     reply = second.pending("u")
     assert reply is not None and reply.state == "stuck"
@@ -172,10 +172,10 @@ def test_the_failed_runs_reply_is_given_once_after_a_stop_mid_rollback(
     module.PLAN["stamp_form"] = ["error"]
     module.PLAN["free_slot"] = ["crash"]
     first.chat(turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3)), user="u")
-    first.confirm("u", "approve")
-    first.confirm("u", "approve")
+    first.confirm_current("u", "approve")
+    first.confirm_current("u", "approve")
     with pytest.raises(module.SimulatedCrash):
-        first.confirm("u", "approve")  # stamp_form fails; the rollback stops mid-way
+        first.confirm_current("u", "approve")  # stamp_form fails; the rollback stops mid-way
 
     second = project.agent(clock=FakeClock())
     reply = second.chat(turn(("count_stock", 4)), user="u")
@@ -211,11 +211,11 @@ def test_a_worker_lacking_the_undo_leaves_the_rollback_for_one_that_has_it(
 
     module.PLAN["stamp_form"] = ["error"]
     full.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
-    full.confirm("u", "approve")  # charged, recorded with its undo: refund_card
+    full.confirm_current("u", "approve")  # charged, recorded with its undo: refund_card
     [charge] = full.store.load("u").calls  # type: ignore[union-attr]
     assert charge.undo == {"tool": "refund_card", "args": None}
 
-    reply = partial.confirm("u", "approve")  # stamp_form fails on the deploying worker
+    reply = partial.confirm_current("u", "approve")  # stamp_form fails on the deploying worker
     assert reply.state == "rolling_back"
     assert reply.text == (
         "This run is being undone: undoing charge_card needs refund_card, which this "
@@ -246,7 +246,7 @@ def test_the_rollback_uses_the_undo_recorded_with_the_write_not_todays(
     assert module is not None
     module.PLAN["stamp_form"] = ["error"]
     first.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
-    first.confirm("u", "approve")
+    first.confirm_current("u", "approve")
     # Meanwhile agent.yaml changes charge_card's undo; the charge ran under the old one.
     text = project.yaml.read_text()
     changed = tmp_path / "agent-changed.yaml"
@@ -256,7 +256,7 @@ def test_the_rollback_uses_the_undo_recorded_with_the_write_not_todays(
     second = Agent.from_file(changed, clock=FakeClock())
     assert second.tools["charge_card"].undo is not None
     assert second.tools["charge_card"].undo.tool == "free_slot"
-    reply = second.confirm("u", "approve")
+    reply = second.confirm_current("u", "approve")
     assert reply.text == (
         "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
         "charge_card (by refund_card)."

@@ -96,7 +96,7 @@ def test_an_undo_that_cannot_be_bound_stops_the_rollback_and_asks(tmp_path: Path
     assert [(c.tool, c.undoes) for c in refused] == [("unpaint_fence", "u#1:2")]
     with pytest.raises(RewindRefused):
         agent.rewind("u")
-    reply = agent.answer("u", "done by hand")
+    reply = agent.answer_current("u", "done by hand")
     assert [name for name, _ in project.calls][-1] == "unplant_tree"
     assert reply.text == (
         "This run stopped: water_lawn failed (RuntimeError). Undone, latest first: "
@@ -116,9 +116,9 @@ def test_an_undo_refused_then_abandoned_lists_what_remains(tmp_path: Path) -> No
         "then water the lawn for order 3",
         "u",
     )
-    reply = agent.answer("u", "retry")  # bound again: still cannot be
+    reply = agent.answer_current("u", "retry")  # bound again: still cannot be
     assert reply.state == "stuck" and "was not sent" in reply.waiting[0].text
-    reply = agent.answer("u", "abandon")
+    reply = agent.answer_current("u", "abandon")
     assert [name for name, _ in project.calls] == ["plant_tree", "paint_fence", "water_lawn"]
     assert reply.text == (
         "This run stopped: water_lawn failed (RuntimeError). Not undone, and still to be "

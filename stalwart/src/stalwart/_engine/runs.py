@@ -382,9 +382,7 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
             # nothing may be bound to a stand-in for it, so the step fails with the run.
             ledger.put_call(finish(ledger, call, CallStatus.RAN, error=render_error(error)))
             detail = error_message(error)
-            ledger.add_message(
-                "tool", texts.memory_error(type(error).__name__, detail), run.run_id
-            )
+            ledger.add_message("tool", texts.memory_error(type(error).__name__, detail), run.run_id)
             failure = {"cause": "unrecordable", "tool": call.tool, "detail": detail}
             return move(ledger, run, Event.STEP_FAILED, failure=failure)
         call = ledger.put_call(finish(ledger, call, CallStatus.RAN, result=recorded))

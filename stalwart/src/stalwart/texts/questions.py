@@ -126,14 +126,6 @@ def undo_not_sent_question(write_tool: str, undo_tool: str, why: str, remaining:
     )
 
 
-def undo_left_for_another_worker(write_tool: str, undo_tool: str) -> str:
-    """A worker whose agent.yaml lacks the undo a write declared when it ran."""
-    return (
-        f"This run is being undone: undoing {write_tool} needs {undo_tool}, which this "
-        f"worker's agent.yaml lacks, so it is left for a worker that has it."
-    )
-
-
 # What a stuck run's reply gives as the last error of an undo whose only try was cut off.
 UNDO_CUT_OFF = "it was being sent when the run stopped"
 

@@ -35,3 +35,11 @@ def undo_refused(undo: str, reason: str) -> str:
 
 def undo_result_unseen(undo: str, argument: str) -> str:
     return f"{undo}: {argument} comes from the step's result, which nobody saw"
+
+
+def undo_left_for_another_worker(write_tool: str, undo_tool: str) -> str:
+    """A worker whose agent.yaml lacks the undo a write declared when it ran."""
+    return (
+        f"This run is being undone: undoing {write_tool} needs {undo_tool}, which this "
+        f"worker's agent.yaml lacks, so it is left for a worker that has it."
+    )
