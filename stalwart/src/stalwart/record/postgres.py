@@ -271,7 +271,11 @@ class PostgresStore:
             statements.insert(0, _BUMP)
             values.insert(0, bumped)
         try:
-            with _reachable(), self._connection() as connection, psycopg.Cursor(connection) as cursor:
+            with (
+                _reachable(),
+                self._connection() as connection,
+                psycopg.Cursor(connection) as cursor,
+            ):
                 cursor.execute(_one_statement(tuple(statements)), values)
         except BaseException:
             self._cache.failed(changes)
