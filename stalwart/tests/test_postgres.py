@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from stalwart import RecordUnavailable
+from stalwart import FakeClock, LeaseLost
 from stalwart.record import Changes, MessageRow, SessionBusy, SessionRow, open_store
 from stalwart.record.postgres import PostgresStore, session_lock_key
 
@@ -40,23 +40,30 @@ def test_a_lock_not_had_in_time_raises_session_busy(pg_url: str, pg_store: Postg
         impatient.close()
 
 
-def test_a_holder_whose_connection_is_lost_cannot_commit(
+def test_a_holder_whose_connection_is_lost_keeps_its_lease_until_it_is_taken_over(
     pg_url: str, pg_store: PostgresStore
 ) -> None:
     rival = PostgresStore(pg_url, lock_wait_secs=10)
+    clock = FakeClock()
     try:
-        with pg_store.lock("s1"):
+        with pg_store.lock("s1", clock=clock) as lease:
             with psycopg.connect(pg_url, autocommit=True) as admin:
                 holders = admin.execute(
                     "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
                 ).fetchall()
                 assert len(holders) == 1
-                admin.execute("SELECT pg_terminate_backend(%s)", (holders[0][0],))
-            with rival.lock("s1"):  # the lease went with the connection
+                admin.execute("SELECT pg_terminate_backend(%s, 10000)", (holders[0][0],))
+            # The advisory lock went with the connection; the lease did not.
+            with pytest.raises(SessionBusy), rival.lock("s1", clock=clock):
+                pass
+            # The holder commits through a new connection: its lease is still its own.
+            pg_store.commit(Changes(sessions=[SessionRow("s1", "holder", "desk", 1.0)]))
+            late = FakeClock(start=clock.now() + lease.secs + 1)
+            with rival.lock("s1", clock=late):  # the lease expired: taken over
                 rival.commit(Changes(sessions=[SessionRow("s1", "rival", "desk", 1.0)]))
-            with pytest.raises(RecordUnavailable) as lost:  # stalwart's error, with a code
-                pg_store.commit(Changes(sessions=[SessionRow("s1", "stale", "desk", 1.0)]))
-            assert lost.value.code == "record_unavailable"
+                with pytest.raises(LeaseLost) as lost:  # stalwart's error, with a code
+                    pg_store.commit(Changes(sessions=[SessionRow("s1", "stale", "desk", 1.0)]))
+                assert lost.value.code == "lease_lost"
         record = rival.load("s1")
         assert record is not None and record.session.user == "rival"
         with pg_store.lock("s1"):  # the store recovers with a fresh connection

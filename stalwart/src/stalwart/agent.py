@@ -294,11 +294,11 @@ class Agent:
     def _resume_one(self, sid: str) -> list[tuple[str, Reply]]:
         """Resume one session's run if it was left mid-way; SessionBusy at once if another
         worker holds the session."""
-        with self.store.lock(sid, wait=False):
+        with self.store.lock(sid, wait=False, clock=self.clock) as lease:
             record = self.store.load(sid)
             if record is None or record.session.agent != self.name:
                 return []
-            ledger = Ledger(self.store, self.clock, record, new=False)
+            ledger = Ledger(self.store, self.clock, record, new=False, lease=lease)
             run = ledger.latest_run()
             if run is None or run.state not in runs.INTERRUPTED:
                 return []  # another worker took it up first
@@ -360,11 +360,11 @@ class Agent:
         waiting on a question is answered instead).
         """
         self.check_operator_token(token)
-        with self.store.lock(session):
+        with self.store.lock(session, clock=self.clock) as lease:
             record = self.store.load(session)
             if record is None or record.session.agent != self.name or not record.runs:
                 raise AnswerError(texts.operator_nothing_to_undo(session))
-            ledger = Ledger(self.store, self.clock, record, new=False)
+            ledger = Ledger(self.store, self.clock, record, new=False, lease=lease)
             run = ledger.latest_run()
             assert run is not None
             if run.state in runs.INTERRUPTED:
@@ -467,8 +467,8 @@ class Agent:
         if not isinstance(user, str) or not user:
             raise AnswerError("user must be a non-empty text.")
         sid = session or user
-        with self.store.lock(sid, wait=wait):
-            ledger = Ledger.open(self.store, self.clock, sid, user, self.name)
+        with self.store.lock(sid, wait=wait, clock=self.clock) as lease:
+            ledger = Ledger.open(self.store, self.clock, sid, user, self.name, lease)
             if ledger.session.user != user or ledger.session.agent != self.name:
                 error = AnswerError if answering else NotYourSession
                 raise error(texts.not_your_session(user, sid))

@@ -52,6 +52,7 @@ class ErrorCode(StrEnum):
     MCP_TOOL_FAILED = "mcp_tool_failed"
     UNDO_UNAVAILABLE = "undo_unavailable"
     RECORD_UNAVAILABLE = "record_unavailable"
+    LEASE_LOST = "lease_lost"
 
 
 class StalwartError(Exception):
@@ -237,6 +238,13 @@ class SessionBusy(StalwartError):
     """Another worker is advancing this session and did not finish in time."""
 
     code = ErrorCode.SESSION_BUSY
+
+
+class LeaseLost(StalwartError):
+    """This worker's lease on the session ended (it expired and another worker took it):
+    its commit wrote nothing, and it must not act on the session again."""
+
+    code = ErrorCode.LEASE_LOST
 
 
 class UnkeyableArgument(StalwartError, TypeError):

@@ -124,8 +124,9 @@ def finish(ledger: Ledger, call: CallRow, status: str, **changes: Any) -> CallRo
     return replace_row(call, status=status, finished=ledger.clock.now(), **changes)
 
 
-def as_current(run: RunRow, call: CallRow) -> CurrentCall:
-    """The call about to be sent, as its tool reads it through `stalwart.current_call()`."""
+def as_current(run: RunRow, call: CallRow, lease: int | None = None) -> CurrentCall:
+    """The call about to be sent, as its tool reads it through `stalwart.current_call()`;
+    `lease`, the fencing token of the lease it is sent under."""
     return CurrentCall(
         key=call.key or "",
         session=run.session,
@@ -134,6 +135,7 @@ def as_current(run: RunRow, call: CallRow) -> CurrentCall:
         tool=call.tool,
         kind=call.kind,
         try_number=call.tries,
+        lease=lease,
     )
 
 

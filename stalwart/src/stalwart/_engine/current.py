@@ -20,6 +20,9 @@ class CurrentCall:
     `key` is the idempotency key (the same on every try, and after a resume); `step` the
     step's number in its run (for an undo, the step of the write it undoes); `try_number`
     counts from 1 across retries and resumes; `kind` is "read", "write" or "undo".
+    `lease` is the fencing token of the worker's lease on the session (record/lease.py):
+    greater for every later holder, so a service that keeps the greatest it has seen
+    can refuse a call from a worker whose lease ended. None outside a lease.
     """
 
     key: str
@@ -29,6 +32,7 @@ class CurrentCall:
     tool: str
     kind: str
     try_number: int
+    lease: int | None = None
 
 
 _CURRENT: ContextVar[CurrentCall | None] = ContextVar("stalwart_current_call", default=None)

@@ -161,7 +161,7 @@ def _send_undo(
         ledger.commit()
         log.info(texts.UNDO_SENT, run.session, run.run_id, write.tool, undo.tool, undo.tries)
         try:
-            with sending(as_current(run, undo)):
+            with sending(as_current(run, undo, ledger.lease_token)):
                 return spec.call(args, undo.key)
         except Exception as error:
             undo = ledger.put_call(

@@ -351,7 +351,7 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
         call = ledger.put_call(replace_row(call, status=CallStatus.IN_FLIGHT, tries=call.tries + 1))
         ledger.commit()
         try:
-            with sending(as_current(run, call)):
+            with sending(as_current(run, call, ledger.lease_token)):
                 result = spec.call(args, call.key)
         except Exception as error:
             verdict = after_call_failure(

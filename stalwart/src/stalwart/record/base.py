@@ -21,14 +21,21 @@ Contract
 - A backend may answer `load` under the session's lock from a copy kept in process
   memory, only when the version it read right after the lock was had is the one the copy
   was kept at (`cache.py`): a change made by any other process or store object wins.
-- `lock(session)` is a context manager giving the caller the sole right to advance
-  that session until it exits, across threads and processes: a second `lock` of the
-  same session blocks until the first is released (or raises `SessionBusy` after the
-  backend's wait limit; with `wait=False`, at once, when another holds it). A lock whose
-  holder dies is released (SQLite: an flock on a
-  file; PostgreSQL: a row lock or advisory lock held by the holder's connection).
-  `commit` inside a held lock does NOT release it: the runtime commits the in-flight
-  record, sends the call, and commits the outcome while holding one lock.
+- `lock(session, wait=True, clock=None)` is a context manager giving the caller the sole
+  right to advance that session until it exits, across threads and processes: a second
+  `lock` of the same session blocks until the first is released (or raises
+  `SessionBusy` after the backend's wait limit; with `wait=False`, at once, when another
+  holds it). A lock whose holder dies is released (SQLite: an flock on a file;
+  PostgreSQL: an advisory lock held by the holder's connection). Under the lock the
+  caller takes the session's lease (`record/lease.py`), which the context manager
+  gives: its fencing token, its expiry on `clock`, renewed by every commit and by the
+  store's heartbeat. A lock had while another holder's lease is live (its lock ended,
+  it did not) raises `SessionBusy`. `commit` inside a held lock does NOT release it:
+  the runtime commits the in-flight record, sends the call, and commits the outcome
+  while holding one lock.
+- Every commit of a thread holding a session's lease is fenced: in the one statement
+  the commit makes, its token must still be the lease's, or nothing is written and it
+  raises `LeaseLost` (code `lease_lost`).
 - `sessions_with_runs_in(states)` names every session with a run in one of `states`,
   sorted (committed data; no lock). `stalwart resume` uses it to find runs whose
   process stopped mid-way.
@@ -45,6 +52,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..clock import Clock
+from .lease import Lease
 from .schema import CallRow, MessageRow, RunRow, SessionRow
 
 
@@ -83,7 +92,9 @@ class Store(Protocol):
 
     def commit(self, changes: Changes) -> None: ...
 
-    def lock(self, session: str, *, wait: bool = True) -> AbstractContextManager[None]: ...
+    def lock(
+        self, session: str, *, wait: bool = True, clock: Clock | None = None
+    ) -> AbstractContextManager[Lease]: ...
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]: ...
 

@@ -13,6 +13,7 @@ from typing import Any
 from ..clock import Clock
 from ..policy.rulebook import PastCall
 from . import Changes, SessionRecord, Store
+from .lease import Lease
 from .schema import (
     TOOK_EFFECT,
     CallRow,
@@ -37,8 +38,17 @@ _SEEN_BY_RULES = frozenset(
 
 
 class Ledger:
-    def __init__(self, store: Store, clock: Clock, record: SessionRecord, *, new: bool) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        record: SessionRecord,
+        *,
+        new: bool,
+        lease: Lease | None = None,
+    ) -> None:
         self.store = store
+        self.lease = lease
         self.clock = clock
         self.session = record.session
         self.runs: list[RunRow] = list(record.runs)
@@ -55,17 +65,30 @@ class Ledger:
         self._pending: _Pending = _Pending()
 
     @classmethod
-    def open(cls, store: Store, clock: Clock, session: str, user: str, agent: str) -> Ledger:
+    def open(
+        cls,
+        store: Store,
+        clock: Clock,
+        session: str,
+        user: str,
+        agent: str,
+        lease: Lease | None = None,
+    ) -> Ledger:
         """The session as recorded, or a new one (recorded with the first commit)."""
         record = store.load(session)
         if record is not None:
-            return cls(store, clock, record, new=False)
+            return cls(store, clock, record, new=False, lease=lease)
         row = SessionRow(
             session=session, user=user, agent=agent, created=clock.now(), identity=new_identity()
         )
-        return cls(store, clock, SessionRecord(session=row), new=True)
+        return cls(store, clock, SessionRecord(session=row), new=True, lease=lease)
 
     # --- reading ---
+
+    @property
+    def lease_token(self) -> int | None:
+        """The fencing token of the lease this ledger was opened under (`current_call`)."""
+        return self.lease.token if self.lease is not None else None
 
     @property
     def identity(self) -> str:

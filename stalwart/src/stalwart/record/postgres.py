@@ -5,15 +5,18 @@ Chosen by a URL (`record: postgresql://user@host:port/db`); needs psycopg 3 (the
 
 Locking a session takes a session-level advisory lock (`pg_advisory_lock`) on a
 connection of its own, keyed by 64 bits of the session's SHA-256. It needs no row, so a
-session not yet recorded can be locked, and it is the lease the protocol asks for: the
-server releases it when the holder's connection ends, so a worker that dies (its socket
-closed by the kernel, or found dead by the server's TCP keepalives, set here to about
-a minute) frees the session for the next. A lock that cannot be had within
-`lock_wait_secs` raises `SessionBusy` (the server's `lock_timeout`).
+session not yet recorded can be locked: the server releases it when the holder's
+connection ends, so a worker that dies (its socket closed by the kernel, or found dead by
+the server's TCP keepalives, set here to about a minute) frees the session for the next.
+A lock that cannot be had within `lock_wait_secs` raises `SessionBusy` (the server's
+`lock_timeout`). The lock can also end while its holder lives on (a dropped connection, a
+failover, a restart): under the lock the holder takes the session's lease
+(`record/lease.py`), and every commit is fenced by it, the fence the first WITH query of
+the commit's one statement, read by every upsert of it.
 
-While a thread holds a lock, its loads and commits go through the lock's own connection.
-That is the fence: if the connection (and so the lock) is lost, the holder's next commit
-fails instead of writing beside a new holder. Outside a lock, an operation borrows a
+While a thread holds a lock, its loads and commits go through the lock's own connection;
+once that is lost, through a new one (the lease, not the connection, says who may
+write: `_on_a_live_connection`). Outside a lock, an operation borrows a
 connection from a `psycopg_pool` pool that checks each connection before handing it out,
 so after a server restart no stale connection reaches a load, a commit or a lock (a
 `connect_wait_secs` bound on waiting for one). A database that cannot be reached is
@@ -32,14 +35,16 @@ text SQLite stores, so both backends hand back equal values, key order included.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 try:
     import psycopg
@@ -52,9 +57,20 @@ except ImportError as missing:  # psycopg comes with the extra, not with stalwar
     ) from missing
 
 from .. import texts
-from ..errors import RecordUnavailable, SessionBusy
+from ..clock import Clock, SystemClock
+from ..errors import LeaseLost, RecordUnavailable, SessionBusy
 from .base import Changes, SessionRecord
 from .cache import MISS, SessionCache
+from .lease import (
+    LEASE_SECS,
+    RELEASED,
+    Heartbeat,
+    Lease,
+    Seen,
+    holder_ended,
+    holder_identity,
+    may_take,
+)
 from .schema import (
     ADDED_COLUMNS,
     TABLE_OF,
@@ -181,15 +197,25 @@ class PostgresStore:
     """The `Store` protocol on a PostgreSQL database."""
 
     def __init__(
-        self, url: str, *, lock_wait_secs: float = 30.0, connect_wait_secs: float = 10.0
+        self,
+        url: str,
+        *,
+        lock_wait_secs: float = 30.0,
+        connect_wait_secs: float = 10.0,
+        lease_secs: float = LEASE_SECS,
     ) -> None:
         if lock_wait_secs <= 0:
             raise ValueError(f"lock_wait_secs must be more than 0; got {lock_wait_secs!r}")
+        if not lease_secs > 0:
+            raise ValueError(f"lease_secs must be more than 0; got {lease_secs!r}")
         self.url = url
         self.lock_wait_secs = lock_wait_secs
+        self.lease_secs = lease_secs
         self.commits = 0
         self._counter = threading.Lock()
         self._held = threading.local()
+        self._leases: dict[int, Lease] = {}  # every lease held now, by id, for the heartbeat
+        self._heartbeat = Heartbeat(lease_secs / 3, self._renew_leases)
         # A health-checked pool: a connection is checked before it is handed out, so after
         # a server restart a stale one is replaced, never handed to a load or a lock.
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
@@ -229,13 +255,16 @@ class PostgresStore:
         return record
 
     def _load(self, session: str) -> SessionRecord | None:
-        with _reachable(), self._connection() as connection, psycopg.Cursor(connection) as cursor:
-            try:
-                cursor.execute(_LOAD_SQL, {"session": session})
-                found = cursor.fetchone()
-            except BaseException:
-                _end_failed_transaction(connection)
-                raise
+        def read(connection: psycopg.Connection[Any]) -> Any:
+            with psycopg.Cursor(connection) as cursor:
+                try:
+                    cursor.execute(_LOAD_SQL, {"session": session})
+                    return cursor.fetchone()
+                except BaseException:
+                    _end_failed_transaction(connection)
+                    raise
+
+        found = self._on_a_live_connection(read)
         assert found is not None  # a SELECT of scalar subqueries gives one row
         sessions, runs, calls, messages = found
         if not sessions:
@@ -250,6 +279,8 @@ class PostgresStore:
     def commit(self, changes: Changes) -> None:
         if not changes:
             return
+        session = _session_of(changes)
+        lease = self._lease_held(session)
         statements: list[str] = []
         values: list[Any] = []
         written: dict[int, list[Any]] = {}  # each row's column values, by the row's id
@@ -268,15 +299,25 @@ class PostgresStore:
         upserted = {row.session for row in changes.sessions}
         bumped = [s for s in dict.fromkeys(r.session for r in changes.rows()) if s not in upserted]
         if bumped:
-            statements.insert(0, _BUMP)
+            statements.insert(0, _BUMP + " AND EXISTS (SELECT FROM fence)")
             values.insert(0, bumped)
+        if lease is not None:  # the fence's values come first, as the fence does
+            values[:0] = [lease.renewed_until(), session, lease.token, lease.holder]
+        sql = _one_statement(lease is not None, tuple(statements))
+
+        def write(connection: psycopg.Connection[Any]) -> int:
+            with psycopg.Cursor(connection) as cursor:
+                cursor.execute(sql, values)
+                return cursor.rowcount
+
+        # Every upsert reads the fence: none writes a row once another worker took the
+        # lease, and the last one's count says so. Sent again on a live connection when
+        # the first was lost: the same rows, the same fence, so a commit that did land
+        # before its answer was lost lands the same again.
         try:
-            with (
-                _reachable(),
-                self._connection() as connection,
-                psycopg.Cursor(connection) as cursor,
-            ):
-                cursor.execute(_one_statement(tuple(statements)), values)
+            if self._on_a_live_connection(write) == 0:
+                assert lease is not None
+                raise LeaseLost(texts.lease_lost(session, lease.token))
         except BaseException:
             self._cache.failed(changes)
             raise
@@ -294,7 +335,9 @@ class PostgresStore:
             return [row[0] for row in connection.execute(sql, wanted).fetchall()]
 
     @contextmanager
-    def lock(self, session: str, *, wait: bool = True) -> Iterator[None]:
+    def lock(
+        self, session: str, *, wait: bool = True, clock: Clock | None = None
+    ) -> Iterator[Lease]:
         key = session_lock_key(session)
         connection = self._take()
         try:
@@ -309,6 +352,7 @@ class PostgresStore:
                     raise errors.LockNotAvailable("held by another worker")
             locked.nextset()
             found = locked.fetchone()
+            lease = self._take_lease(connection, session, clock or SystemClock())
         except psycopg.OperationalError as error:
             if not isinstance(error, errors.LockNotAvailable):
                 connection.close()
@@ -319,25 +363,104 @@ class PostgresStore:
                 f"session {session!r} is being advanced by another worker "
                 f"(waited {self.lock_wait_secs:g}s)"
             ) from error
+        except SessionBusy:
+            _unlock(connection, key)
+            self._give_back(connection)
+            raise
         except BaseException:
             connection.close()
             self._give_back(connection)
             raise
         stack = self._held_stack()
-        stack.append(connection)
+        held = _Held(connection, lease)
+        stack.append(held)
+        with self._counter:
+            self._leases[id(lease)] = lease
+        self._heartbeat.start()
         self._cache.locked(session, None if found is None else (found[0], float(found[1])))
         try:
-            yield
+            yield lease
         finally:
             self._cache.released(session)
-            stack.pop()
+            stack.remove(held)
+            with self._counter:
+                self._leases.pop(id(lease), None)
+            # The lease goes back before the lock, so the next holder of the lock finds it
+            # free; on a lost connection, through another; if none, the lease is this
+            # process's and ended (holder_ended), so the next holder takes it all the same.
+            with contextlib.suppress(RecordUnavailable, psycopg.Error):
+                self._on_a_live_connection(
+                    lambda live: live.execute(_RELEASE_SQL, (RELEASED, session, lease.token)),
+                    held=held,
+                    tries=2,
+                )
+            holder_ended(lease.holder)
+            _unlock(held.connection, key)
+            self._give_back(held.connection)
+
+    def _take_lease(self, connection: psycopg.Connection[Any], session: str, clock: Clock) -> Lease:
+        """The session's lease (record/lease.py), or SessionBusy while another's is live."""
+        now = clock.now()
+        me = holder_identity()
+        expires = now + self.lease_secs
+        taken = connection.execute(_TAKE_SQL, (session, me, expires, RELEASED, now)).fetchone()
+        if taken is None:
+            found = connection.execute(_LEASE_SQL, (session,)).fetchone()
+            seen = Seen(*found) if found is not None else None
+            if not may_take(seen, now):
+                assert seen is not None
+                raise SessionBusy(texts.lease_held(session, seen.holder, seen.expires - now))
+            assert seen is not None  # its holder is gone: taken from it, if still its
+            taken = connection.execute(
+                _TAKE_FROM_SQL, (me, expires, session, seen.token)
+            ).fetchone()
+            if taken is None:
+                raise SessionBusy(texts.lease_held(session, seen.holder, seen.expires - now))
+        return Lease(session, int(taken[0]), me, expires, clock, self.lease_secs)
+
+    def _renew_leases(self) -> None:
+        with self._counter:
+            leases = list(self._leases.values())
+        if not leases:
+            return
+        with self._borrowed() as connection:
+            for lease in leases:
+                lease.expires = lease.renewed_until()
+                connection.execute(_RENEW_SQL, (lease.expires, lease.session, lease.token))
+
+    def _lease_held(self, session: str) -> Lease | None:
+        for held in reversed(self._held_stack()):
+            if held.lease.session == session:
+                return held.lease
+        return None
+
+    def _on_a_live_connection(
+        self,
+        act: Callable[[psycopg.Connection[Any]], _T],
+        *,
+        held: _Held | None = None,
+        tries: int = 3,
+    ) -> _T:
+        """`act` on the held lock's connection (or a borrowed one), once more on a new
+        connection when that one was lost (a dropped connection, a restarted server): the
+        lease, not the connection, says who may write. RecordUnavailable when none works."""
+        if held is None:
+            stack = self._held_stack()
+            held = stack[-1] if stack else None
+        for attempt in range(tries):
             try:
-                connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
-            except psycopg.Error:
-                connection.close()  # the lock went with the connection
-            self._give_back(connection)
+                with _reachable():
+                    if held is not None and not held.connection.broken:
+                        return act(held.connection)
+                    with self._borrowed() as connection:
+                        return act(connection)
+            except RecordUnavailable:
+                if attempt + 1 == tries:
+                    raise
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
+        self._heartbeat.stop()
         self._pool.close()
 
     def _configure(self, connection: psycopg.Connection[Any]) -> None:
@@ -347,8 +470,8 @@ class PostgresStore:
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         """The connection of the lock this thread holds, or a borrowed one."""
         stack = self._held_stack()
-        if stack:
-            yield stack[-1]
+        if stack and not stack[-1].connection.broken:
+            yield stack[-1].connection
             return
         with self._borrowed() as connection:
             yield connection
@@ -374,8 +497,8 @@ class PostgresStore:
         # transaction.
         self._pool.putconn(connection)
 
-    def _held_stack(self) -> list[psycopg.Connection[Any]]:
-        stack: list[psycopg.Connection[Any]] | None = getattr(self._held, "stack", None)
+    def _held_stack(self) -> list[_Held]:
+        stack: list[_Held] | None = getattr(self._held, "stack", None)
         if stack is None:
             stack = self._held.stack = []
         return stack
@@ -403,6 +526,7 @@ def _upsert_sql(row_type: type) -> str:
     return (
         f'INSERT INTO "{table.name}" ({columns}) SELECT {columns} '
         f'FROM json_populate_recordset(NULL::"{table.name}", %s::json) '
+        "WHERE EXISTS (SELECT FROM fence) "
         f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
     )
 
@@ -420,19 +544,23 @@ def _rows_json(rows: list[dict[str, Any]]) -> str:
 
 
 @functools.lru_cache(maxsize=128)
-def _one_statement(upserts: tuple[str, ...]) -> str:
-    """The upserts as ONE statement, the first ones as data-modifying WITH queries.
+def _one_statement(fenced: bool, upserts: tuple[str, ...]) -> str:
+    """The fence and the upserts as ONE statement, all but the last as data-modifying
+    WITH queries.
 
     One statement is one transaction and one round trip, all or nothing, and its values
     are bound by the server: so the statement's text is the same for every commit of the
     same shape, and the connection prepares it after a few (the server then neither
     parses nor plans it again), where several statements in one query could only be
-    sent with their values quoted into the text, parsed anew every time.
+    sent with their values quoted into the text, parsed anew every time. The fence comes
+    first and every upsert reads it (`_upsert_sql`): its row is the lease's, renewed and
+    counted, or none when the lease is another's, and then nothing is written. Its row
+    lock orders the commit after a take-over in progress.
     """
     *first, last = upserts
-    if not first:
-        return last
-    return "WITH " + ", ".join(f"u{n} AS ({sql})" for n, sql in enumerate(first)) + " " + last
+    queries = [f"fence AS ({_FENCE_SQL if fenced else _NO_FENCE})"]
+    queries += [f"u{n} AS ({sql})" for n, sql in enumerate(first)]
+    return "WITH " + ", ".join(queries) + " " + last
 
 
 def _by_table(changes: Changes) -> list[tuple[type, list[Any]]]:
@@ -449,6 +577,55 @@ def _latest_by_key(row_type: type, rows: list[Any]) -> list[Any]:
     and upserting them one by one would leave the later."""
     key = attrgetter(*TABLE_OF[row_type].key)
     return list({key(row): row for row in rows}.values())
+
+
+@dataclass(eq=False)
+class _Held:
+    """A session lock this thread holds: its connection and the lease taken under it."""
+
+    connection: psycopg.Connection[Any]
+    lease: Lease
+
+
+_T = TypeVar("_T")
+
+# The lease's statements (record/lease.py).
+_TAKE_SQL = (
+    'INSERT INTO "leases" ("session", "token", "holder", "expires") '
+    "VALUES (%s, 1, %s, %s) "
+    'ON CONFLICT ("session") DO UPDATE SET "token" = "leases"."token" + 1, '
+    '"holder" = excluded."holder", "expires" = excluded."expires" '
+    'WHERE "leases"."holder" = %s OR "leases"."expires" <= %s RETURNING "token"'
+)
+_LEASE_SQL = 'SELECT "token", "holder", "expires" FROM "leases" WHERE "session" = %s'
+_TAKE_FROM_SQL = (
+    'UPDATE "leases" SET "token" = "token" + 1, "holder" = %s, "expires" = %s '
+    'WHERE "session" = %s AND "token" = %s RETURNING "token"'
+)
+_FENCE_SQL = (
+    'UPDATE "leases" SET "expires" = %s '
+    'WHERE "session" = %s AND "token" = %s AND "holder" = %s RETURNING "token"'
+)
+# A commit outside any lease (a test, a tool of the record's own): not fenced.
+_NO_FENCE = "SELECT 1"
+_RENEW_SQL = 'UPDATE "leases" SET "expires" = %s WHERE "session" = %s AND "token" = %s'
+_RELEASE_SQL = (
+    'UPDATE "leases" SET "holder" = %s, "expires" = 0 WHERE "session" = %s AND "token" = %s'
+)
+
+
+def _session_of(changes: Changes) -> str:
+    """The one session a commit's rows belong to (the runtime commits one at a time)."""
+    for row in changes.rows():
+        return str(row.session)
+    raise ValueError("an empty commit names no session")
+
+
+def _unlock(connection: psycopg.Connection[Any], key: int) -> None:
+    try:
+        connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+    except psycopg.Error:
+        connection.close()  # the lock went with the connection
 
 
 def _one_line(error: BaseException) -> str:

@@ -148,6 +148,17 @@ class MessageRow:
 
 
 @dataclass(frozen=True)
+class LeaseRow:
+    """Who may write a session's record now, until when, and the fencing token that
+    proves it (`record/lease.py`)."""
+
+    session: str
+    token: int
+    holder: str
+    expires: float
+
+
+@dataclass(frozen=True)
 class Table:
     name: str
     row: type
@@ -238,6 +249,19 @@ TABLES: tuple[Table, ...] = (
             "rewound": "bool",
         },
         ("session",),
+    ),
+    # Written only by the stores' own statements (taking, renewing, releasing a lease,
+    # and every commit's fence), never as a row of `Changes`.
+    Table(
+        "leases",
+        LeaseRow,
+        ("session",),
+        {
+            "session": "text",
+            "token": "int",
+            "holder": "text",
+            "expires": "real",
+        },
     ),
 )
 

@@ -10,6 +10,7 @@ in-process.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -22,9 +23,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import SessionBusy
+from .. import texts
+from ..clock import Clock, SystemClock
+from ..errors import LeaseLost, SessionBusy
 from .base import Changes, SessionRecord
 from .cache import MISS, SessionCache
+from .lease import (
+    LEASE_SECS,
+    RELEASED,
+    Heartbeat,
+    Lease,
+    Seen,
+    holder_ended,
+    holder_identity,
+    may_take,
+)
 from .schema import (
     ADDED_COLUMNS,
     TABLE_OF,
@@ -141,12 +154,23 @@ class SQLiteStore:
     """The `Store` protocol on one SQLite file (or ":memory:")."""
 
     def __init__(
-        self, path: str | Path, *, busy_timeout_ms: int = 30_000, lock_wait_secs: float = 30.0
+        self,
+        path: str | Path,
+        *,
+        busy_timeout_ms: int = 30_000,
+        lock_wait_secs: float = 30.0,
+        lease_secs: float = LEASE_SECS,
     ) -> None:
         if not lock_wait_secs > 0:
             raise ValueError(f"lock_wait_secs must be more than 0; got {lock_wait_secs!r}")
+        if not lease_secs > 0:
+            raise ValueError(f"lease_secs must be more than 0; got {lease_secs!r}")
         self.path = str(path)
         self.lock_wait_secs = lock_wait_secs
+        self.lease_secs = lease_secs
+        self._leases: dict[int, Lease] = {}  # every lease held now, by id, for the heartbeat
+        self._held = threading.local()
+        self._heartbeat = Heartbeat(lease_secs / 3, self._renew_leases)
         self.commits = 0
         self._memory = self.path == ":memory:"
         self._guard = threading.RLock()
@@ -189,10 +213,21 @@ class SQLiteStore:
         if not changes:
             return
         written: dict[int, list[Any]] = {}  # each row's column values, by the row's id
+        session = _session_of(changes)
+        lease = self._lease_held(session)
         with self._guard:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
+                    # The fence first: a holder whose lease ended writes nothing.
+                    if (
+                        lease is not None
+                        and self._db.execute(
+                            _FENCE_SQL, (lease.renewed_until(), session, lease.token, lease.holder)
+                        ).rowcount
+                        != 1
+                    ):
+                        raise LeaseLost(texts.lease_lost(session, lease.token))
                     for row_type, rows in _by_table(changes):
                         if not rows:
                             continue
@@ -228,7 +263,9 @@ class SQLiteStore:
             return [row[0] for row in self._db.execute(sql, wanted)]
 
     @contextmanager
-    def lock(self, session: str, *, wait: bool = True) -> Iterator[None]:
+    def lock(
+        self, session: str, *, wait: bool = True, clock: Clock | None = None
+    ) -> Iterator[Lease]:
         deadline = time.monotonic() + (self.lock_wait_secs if wait else 0.0)
         with self._guard:
             thread_lock = self._thread_locks.setdefault(session, threading.Lock())
@@ -239,15 +276,18 @@ class SQLiteStore:
             raise self._busy(session)
         try:
             if self._memory:
-                with self._stamped(session):
-                    yield
+                with self._stamped(session), self._leased(session, clock or SystemClock()) as lease:
+                    yield lease
                 return
             descriptor = self._open_lock_file(session)
             try:
                 self._flock(descriptor, session, deadline)
                 try:
-                    with self._stamped(session):
-                        yield
+                    with (
+                        self._stamped(session),
+                        self._leased(session, clock or SystemClock()) as lease,
+                    ):
+                        yield lease
                 finally:
                     fcntl.flock(descriptor, fcntl.LOCK_UN)
             finally:
@@ -266,6 +306,64 @@ class SQLiteStore:
             yield
         finally:
             self._cache.released(session)
+
+    @contextmanager
+    def _leased(self, session: str, clock: Clock) -> Iterator[Lease]:
+        """The session's lease, taken under its lock and given back before the lock is."""
+        lease = self._take_lease(session, clock)
+        stack = self._held_stack()
+        stack.append(lease)
+        with self._guard:
+            self._leases[id(lease)] = lease
+        self._heartbeat.start()
+        try:
+            yield lease
+        finally:
+            _drop(stack, lease)
+            with self._guard:
+                self._leases.pop(id(lease), None)
+                # A closed store: the lease is this process's, and ended (holder_ended).
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute(_RELEASE_SQL, (RELEASED, session, lease.token))
+            holder_ended(lease.holder)
+
+    def _take_lease(self, session: str, clock: Clock) -> Lease:
+        now = clock.now()
+        me = holder_identity()
+        with self._guard:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                found = self._db.execute(_LEASE_SQL, (session,)).fetchone()
+                seen = Seen(*found) if found is not None else None
+                if not may_take(seen, now):
+                    assert seen is not None
+                    raise SessionBusy(texts.lease_held(session, seen.holder, seen.expires - now))
+                token = (seen.token if seen is not None else 0) + 1
+                expires = now + self.lease_secs
+                self._db.execute(_TAKE_SQL, (session, token, me, expires))
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        return Lease(session, token, me, expires, clock, self.lease_secs)
+
+    def _renew_leases(self) -> None:
+        with self._guard:
+            for lease in list(self._leases.values()):
+                lease.expires = lease.renewed_until()
+                self._db.execute(_RENEW_SQL, (lease.expires, lease.session, lease.token))
+
+    def _lease_held(self, session: str) -> Lease | None:
+        for lease in reversed(self._held_stack()):
+            if lease.session == session:
+                return lease
+        return None
+
+    def _held_stack(self) -> list[Lease]:
+        stack: list[Lease] | None = getattr(self._held, "stack", None)
+        if stack is None:
+            stack = self._held.stack = []
+        return stack
 
     def _flock(self, descriptor: int, session: str, deadline: float) -> None:
         """Take the flock, waiting at most until `deadline` (the kernel has no timed flock,
@@ -298,6 +396,7 @@ class SQLiteStore:
             return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
 
     def close(self) -> None:
+        self._heartbeat.stop()
         with self._guard:
             self._db.close()
 
@@ -312,6 +411,36 @@ class SQLiteStore:
     def _select(self, row_type: type[Row], session: str) -> list[Row]:
         found = self._db.execute(_SELECTS[row_type], (session,))
         return [from_values(row_type, values) for values in found]
+
+
+# The lease's statements (record/lease.py). The fence renews the lease; it matches no
+# row once another worker took the lease.
+_LEASE_SQL = 'SELECT "token", "holder", "expires" FROM "leases" WHERE "session" = ?'
+_TAKE_SQL = (
+    'INSERT INTO "leases" ("session", "token", "holder", "expires") '
+    'VALUES (?, ?, ?, ?) ON CONFLICT ("session") DO UPDATE SET '
+    '"token" = excluded."token", "holder" = excluded."holder", "expires" = excluded."expires"'
+)
+_FENCE_SQL = (
+    'UPDATE "leases" SET "expires" = ? WHERE "session" = ? AND "token" = ? AND "holder" = ?'
+)
+_RENEW_SQL = 'UPDATE "leases" SET "expires" = ? WHERE "session" = ? AND "token" = ?'
+_RELEASE_SQL = 'UPDATE "leases" SET "holder" = ?, "expires" = 0 WHERE "session" = ? AND "token" = ?'
+
+
+def _drop(stack: list[Lease], lease: Lease) -> None:
+    """Take `lease` itself off the stack (not one equal to it)."""
+    for at in range(len(stack) - 1, -1, -1):
+        if stack[at] is lease:
+            del stack[at]
+            return
+
+
+def _session_of(changes: Changes) -> str:
+    """The one session a commit's rows belong to (the runtime commits one at a time)."""
+    for row in changes.rows():
+        return str(row.session)
+    raise ValueError("an empty commit names no session")
 
 
 def lock_folder(database: str) -> str:

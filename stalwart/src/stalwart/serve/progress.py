@@ -22,6 +22,7 @@ from contextlib import contextmanager
 
 from ..clock import Clock
 from ..record import Changes, SessionRecord, Store
+from ..record.lease import Lease
 from ..record.schema import MODEL_KIND, CallStatus
 from ..texts import call_text
 from ..texts import serve as texts
@@ -134,13 +135,15 @@ class ObservedStore:
             self.board.changed()
 
     @contextmanager
-    def lock(self, session: str, *, wait: bool = True) -> Iterator[None]:
-        with self.inner.lock(session, wait=wait):
+    def lock(
+        self, session: str, *, wait: bool = True, clock: Clock | None = None
+    ) -> Iterator[Lease]:
+        with self.inner.lock(session, wait=wait, clock=clock) as lease:
             stack: list[str] = getattr(_locked, "stack", None) or []
             _locked.stack = stack
             stack.append(session)
             try:
-                yield
+                yield lease
             finally:
                 stack.pop()
 

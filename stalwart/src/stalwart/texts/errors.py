@@ -60,3 +60,20 @@ def rewind_refused(session: str, remaining: int) -> str:
         f"Session {session!r} cannot be rewound: {remaining} step(s) still need undoing "
         "(rewind_with_pending_compensation)."
     )
+
+
+def lease_held(session: str, holder: str, left: float) -> str:
+    """SessionBusy: the lock was free, but another worker's lease on the session is live
+    (its lock ended while it went on: a dropped connection, a database restart)."""
+    return (
+        f"session {session!r} is being advanced by another worker ({holder}), whose lease "
+        f"runs {max(left, 0.0):.0f}s more unless renewed"
+    )
+
+
+def lease_lost(session: str, token: int) -> str:
+    """LeaseLost: a commit whose fencing token is no longer the session's lease."""
+    return (
+        f"session {session!r}: this worker's lease (token {token}) ended and another worker "
+        "holds the session now; nothing was written"
+    )

@@ -1,0 +1,426 @@
+"""Leases with fencing (issue 10, points 2, 8 and 9): a holder whose lock ended but who goes
+on keeps the session until its lease expires; a worker that takes an expired lease fences
+the old holder, whose commits then write nothing (`LeaseLost`); a lost connection is sent
+again on a new one.
+
+The faults are real: on PostgreSQL the server ends the holder's connection (as a failover
+or restart does), which ends its advisory lock; on SQLite the lock folder beside the
+database is swept away (a clean-up job), which lets a second worker flock a new file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Project, write_project
+from pg_fixtures import BACKENDS
+
+from stalwart import Agent, FakeClock, LeaseLost, SessionBusy, texts
+from stalwart.record import Changes, open_store
+from stalwart.record.lease import LEASE_SECS
+from stalwart.record.schema import RunRow, SessionRow
+from stalwart.record.sqlite import lock_folder
+
+WAIT = 30.0  # a bound on what should take a moment; reaching it fails the test
+
+
+@pytest.fixture(params=BACKENDS)
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return str(tmp_path / "record.sqlite")
+
+
+def lose_lock(location: str) -> None:
+    """The fault: every session lock on the record ends while its holder goes on (on
+    PostgreSQL, once its backend has ended: the call waits up to 10 seconds for it)."""
+    if location.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as admin:
+            ended = admin.execute(
+                "SELECT pg_terminate_backend(l.pid, 10000) FROM pg_locks l "
+                "JOIN pg_database d ON d.oid = l.database "
+                "WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()"
+            ).fetchall()
+        assert ended, "no advisory lock was held"
+    else:
+        shutil.rmtree(lock_folder(location))
+
+
+def set_holder(location: str, session: str, holder: str, expires: float) -> None:
+    """Write a lease row as a worker elsewhere would have left it."""
+    if location.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as db:
+            db.execute(
+                'UPDATE leases SET holder = %s, expires = %s WHERE "session" = %s',
+                (holder, expires, session),
+            )
+    else:
+        import sqlite3
+
+        with sqlite3.connect(location) as db:
+            db.execute(
+                'UPDATE leases SET holder = ?, expires = ? WHERE "session" = ?',
+                (holder, expires, session),
+            )
+
+
+def _session(session: str) -> SessionRow:
+    return SessionRow(session=session, user="u", agent="desk", created=0.0, identity="i")
+
+
+def _run(session: str, state: str) -> RunRow:
+    return RunRow(
+        run_id=f"{session}#1",
+        session=session,
+        number=1,
+        turn="charge",
+        state=state,
+        steps=[],
+        cursor=0,
+        question=None,
+        failure=None,
+        reply=None,
+        turn_seq=0,
+        created=0.0,
+        updated=0.0,
+    )
+
+
+# --- the store: leases, tokens, the fence ------------------------------------------------------
+
+
+def test_a_live_lease_outlives_its_lock_and_once_expired_is_taken_and_fences_the_old_holder(
+    location: str,
+) -> None:
+    a, b = open_store(location), open_store(location)
+    clock_a = FakeClock()
+    try:
+        with a.lock("s", clock=clock_a) as lease_a:
+            a.commit(Changes(sessions=[_session("s")], runs=[_run("s", "running")]))
+            lose_lock(location)
+            # The lock is free now, the lease is not: B does not take the session.
+            with pytest.raises(SessionBusy) as busy, b.lock("s", wait=False, clock=FakeClock()):
+                pass
+            assert "whose lease runs 30s more unless renewed" in str(busy.value)
+            # A goes on, and still commits (PostgreSQL: through a new connection).
+            a.commit(Changes(runs=[_run("s", "waiting")]))
+            assert _state(b, "s") == "waiting"
+
+            # A stalls past its lease; B, whose clock is past it, takes the session.
+            late = FakeClock(start=clock_a.now() + LEASE_SECS + 1)
+            with b.lock("s", wait=False, clock=late) as lease_b:
+                assert lease_b.token == lease_a.token + 1
+                with pytest.raises(LeaseLost) as lost:
+                    a.commit(Changes(runs=[_run("s", "done")]))
+                assert lost.value.code == "lease_lost"
+                assert str(lost.value) == texts.lease_lost("s", lease_a.token)
+                assert _state(b, "s") == "waiting", "the fenced commit wrote nothing"
+                b.commit(Changes(runs=[_run("s", "rolled_back")]))
+        assert _state(a, "s") == "rolled_back"
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_lease_given_back_is_taken_at_once_with_the_next_token(location: str) -> None:
+    store = open_store(location)
+    try:
+        tokens = []
+        for _ in range(3):
+            with store.lock("s", clock=FakeClock()) as lease:
+                store.commit(Changes(sessions=[_session("s")]))
+                tokens.append(lease.token)
+        assert tokens == [1, 2, 3]
+    finally:
+        store.close()
+
+
+def test_a_lease_of_a_killed_process_is_taken_at_once_and_one_held_elsewhere_waits(
+    location: str, tmp_path: Path
+) -> None:
+    holding = tmp_path / "holding"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, location, str(holding)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + WAIT
+        while not holding.exists():
+            assert holder.poll() is None, holder.communicate()
+            assert time.monotonic() < deadline, "the holder never took the lock"
+            time.sleep(0.01)
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.communicate(timeout=WAIT)
+    store = open_store(location)
+    try:
+        now = FakeClock(start=time.time())  # within the killed holder's lease
+        with store.lock("s", wait=False, clock=now) as lease:  # its holder is gone
+            assert lease.token == 2
+        # A holder on another machine cannot be judged gone: its lease must expire.
+        set_holder(location, "s", "elsewhere/boot/1/4242/99/ab", now.now() + LEASE_SECS)
+        with pytest.raises(SessionBusy), store.lock("s", wait=False, clock=now):
+            pass
+        now.advance(LEASE_SECS)
+        with store.lock("s", wait=False, clock=now) as lease:
+            assert lease.token == 3
+    finally:
+        store.close()
+
+
+_HOLD = """
+import sys, time
+from pathlib import Path
+from stalwart.record import Changes, open_store
+from stalwart.record.schema import SessionRow
+
+store = open_store(sys.argv[1])
+with store.lock("s"):
+    store.commit(Changes(sessions=[SessionRow("s", "u", "desk", 0.0, identity="i")]))
+    Path(sys.argv[2]).touch()
+    time.sleep(120)  # killed here
+"""
+
+
+def _state(store: Any, session: str) -> str:
+    record = store.load(session)
+    assert record is not None
+    return str(record.runs[-1].state)
+
+
+# --- the runtime: a worker that lost its lease commits nothing --------------------------------
+
+TOOLS = '''
+import threading
+
+from stalwart import current_call, tool
+
+CALLS = []
+FAIL = set()
+TOKENS = []  # the fencing token each send was made under
+INSIDE = threading.Event()
+RELEASE = threading.Event()
+
+
+@tool(writes=True)
+def charge_card(order: int) -> dict:
+    """Charge the card for an order."""
+    call = current_call()
+    CALLS.append(("charge_card", {"order": order}))
+    TOKENS.append(call.lease)
+    INSIDE.set()
+    RELEASE.wait(60)  # the test takes the session from this worker meanwhile
+    return {"order": order, "charge": f"ch-{order}"}
+
+
+@tool
+def get_order(order: int) -> dict:
+    """Look an order up."""
+    CALLS.append(("get_order", {"order": order}))
+    TOKENS.append(current_call().lease)
+    if not INSIDE.is_set():
+        INSIDE.set()
+        RELEASE.wait(60)  # the test ends this worker's connection meanwhile
+    return {"order": order, "paid": False}
+'''
+
+
+@pytest.fixture
+def desk(tmp_path: Path, location: str) -> Iterator[Project]:
+    record = location if location.startswith("postgresql") else "record.sqlite"
+    project = write_project(
+        tmp_path, tools_source=TOOLS, tool_names=["charge_card", "get_order"], record=record
+    )
+    yield project
+    project.module.RELEASE.set() if project.module is not None else None
+    for opened in project.agents:
+        opened.close()
+
+
+def _in_thread(action: Any) -> tuple[threading.Thread, dict[str, Any]]:
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["reply"] = action()
+        except BaseException as error:  # what the caller gets, checked by the test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_worker_whose_lease_was_taken_over_commits_nothing_and_tools_see_the_token(
+    desk: Project, location: str
+) -> None:
+    clock = FakeClock()
+    a = desk.agent(clock=clock)
+    module: Any = desk.module
+    a.chat("charge the card for order 4411", user="u")
+    thread, outcome = _in_thread(lambda: a.confirm_current("u", "approve"))
+    assert module.INSIDE.wait(WAIT), "the tool never began"
+    lose_lock(location)
+
+    b = Agent.from_file(desk.yaml, clock=FakeClock())
+    desk.agents.append(b)
+    assert b.pending("u") is not None and b.pending("u").text == texts.BUSY_ELSEWHERE  # type: ignore[union-attr]
+    assert [(sid, r.text) for sid, r in b.resume_all()] == [("u", texts.BUSY_ELSEWHERE)]
+    with pytest.raises(SessionBusy):
+        b.chat("look up order 4411", user="u")
+
+    # A stalls past its lease: B, on a clock past it, takes the run up and asks.
+    late = Agent.from_file(desk.yaml, clock=FakeClock(start=clock.now() + LEASE_SECS + 1))
+    desk.agents.append(late)
+    reply = late.pending("u")
+    assert reply is not None
+    assert reply.text == "Did charge_card take effect? It was being sent when the run stopped."
+    reply = late.answer_current("u", "did not happen")
+    assert reply.state == "rolled_back"
+
+    module.RELEASE.set()  # A's charge answers; A's outcome must not be recorded
+    thread.join(WAIT)
+    error = outcome.get("error")
+    assert isinstance(error, LeaseLost), repr(outcome)
+    assert error.code == "lease_lost"
+    [charge] = late.record("u")
+    assert charge.status == "did_not_happen", "A's outcome never overwrote the person's"
+    # A sent under the token of its lock (the chat's lock had 1, the approval's 2); the
+    # worker that took over held 3, and sent nothing.
+    assert module.TOKENS == [2]
+
+
+def test_a_connection_lost_before_a_commit_is_sent_again_on_a_new_one(
+    tmp_path: Path, pg_url: str
+) -> None:
+    project = write_project(
+        tmp_path, tools_source=TOOLS, tool_names=["charge_card", "get_order"], record=pg_url
+    )
+    try:
+        agent = project.agent(clock=FakeClock())
+        module: Any = project.module
+        thread, outcome = _in_thread(
+            lambda: agent.chat("look up order 4411, then look up order 4412", user="u")
+        )
+        assert module.INSIDE.wait(WAIT), "the tool never began"
+        lose_lock(pg_url)  # the worker's connection ends while the first read is out
+        module.RELEASE.set()
+        thread.join(WAIT)
+        reply = outcome.get("reply")
+        assert reply is not None, repr(outcome)  # before: RecordUnavailable, the run in flight
+        assert reply.state == "done"
+        assert [name for name, _ in module.CALLS] == ["get_order", "get_order"]
+        assert [(c.tool, c.status, c.tries) for c in agent.record("u")] == [
+            ("get_order", "ran", 1),
+            ("get_order", "ran", 1),
+        ]
+    finally:
+        for opened in project.agents:
+            opened.close()
+
+
+# --- real processes on PostgreSQL: the advisory lock dies while A is inside charge_card ------
+
+WORKER = """
+import json, sys
+from stalwart import Agent, StalwartError
+
+agent = Agent.from_file(sys.argv[1])
+try:
+    reply = agent.confirm_current("u", "approve")
+except StalwartError as error:
+    print(json.dumps({"code": str(error.code), "error": str(error)}))
+else:
+    print(json.dumps({"state": reply.state, "text": reply.text}))
+"""
+
+BLOCKING_TOOLS = '''
+import time
+from pathlib import Path
+
+from stalwart import current_call, tool
+
+HERE = Path(__file__).parent
+CALLS = []
+FAIL = set()
+
+
+@tool(writes=True)
+def charge_card(order: int) -> dict:
+    """Charge the card for an order."""
+    with open(HERE / "charges.log", "a") as log:
+        log.write(f"{current_call().lease}\\n")
+    (HERE / "inside").touch()
+    while not (HERE / "release").exists():
+        time.sleep(0.01)  # the test ends this worker's connection meanwhile
+    return {"order": order, "charge": f"ch-{order}"}
+'''
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(120)
+def test_a_worker_process_whose_lock_died_keeps_its_run_until_its_lease_ends_then_is_fenced(
+    tmp_path: Path, pg_url: str
+) -> None:
+    project = write_project(
+        tmp_path, tools_source=BLOCKING_TOOLS, tool_names=["charge_card"], record=pg_url
+    )
+    try:
+        agent = project.agent(clock=FakeClock())
+        agent.chat("charge the card for order 4411", user="u")
+        worker = subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(project.yaml)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + WAIT
+        while not (tmp_path / "inside").exists():
+            assert worker.poll() is None, worker.communicate()
+            assert time.monotonic() < deadline, "the tool never began"
+            time.sleep(0.01)
+        lose_lock(pg_url)  # pg_terminate_backend of A's lock connection
+
+        # A's lease is live (A's heartbeat renews it on its clock): B does not take it.
+        now = Agent.from_file(project.yaml, clock=FakeClock(start=time.time()))
+        project.agents.append(now)
+        reply = now.pending("u")
+        assert reply is not None and (reply.state, reply.text) == ("running", texts.BUSY_ELSEWHERE)
+        assert dict(now.resume_all())["u"].text == texts.BUSY_ELSEWHERE
+
+        # Past A's lease (A stalled, say), B takes the run up: the person is asked.
+        later = Agent.from_file(project.yaml, clock=FakeClock(start=time.time() + 3600))
+        project.agents.append(later)
+        reply = later.pending("u")
+        assert reply is not None
+        assert reply.text == "Did charge_card take effect? It was being sent when the run stopped."
+        assert later.answer_current("u", "did not happen").state == "rolled_back"
+
+        (tmp_path / "release").touch()  # A's charge answers; A is fenced
+        out, err = worker.communicate(timeout=WAIT)
+        assert worker.returncode == 0, err
+        assert json.loads(out)["code"] == "lease_lost"
+        [charge] = later.record("u")
+        assert charge.status == "did_not_happen", "A committed nothing"
+        # A's token: the chat's lock had 1, A's approval 2.
+        assert (tmp_path / "charges.log").read_text().split() == ["2"]
+    finally:
+        (tmp_path / "release").touch()
+        for opened in project.agents:
+            opened.close()
