@@ -129,10 +129,16 @@ def test_four_racing_processes_approve_exactly_one_step(
     ]
     go.touch()
     said = []
-    for racer in racers:
-        out, err = racer.communicate(timeout=60)
-        assert racer.returncode == 0, err
-        said.append(json.loads(out))
+    try:
+        for racer in racers:
+            out, err = racer.communicate(timeout=60)
+            assert racer.returncode == 0, err
+            said.append(json.loads(out))
+    finally:  # a racer a failed assertion left running is killed and waited for
+        for racer in racers:
+            if racer.poll() is None:
+                racer.kill()
+            racer.communicate()
     assert sorted(said, key=str) == [{"approved": "charge_card"}] + [{"stale": "stale_answer"}] * 3
     assert _ran(agent) == ["book_slot"], "exactly one step approved"
     pending = agent.pending("u")

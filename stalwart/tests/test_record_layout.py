@@ -9,6 +9,7 @@ record made with the earlier layout.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,7 @@ def test_an_update_makes_one_page_durable_per_table_it_touches(tmp_path: Path) -
 def test_new_tables_are_without_rowid_and_repeat_no_key_in_an_index(tmp_path: Path) -> None:
     path = tmp_path / "record.sqlite"
     open_store(str(path)).close()
-    with sqlite3.connect(path) as database:
+    with closing(sqlite3.connect(path)) as database, database:
         tables = dict(database.execute("SELECT name, sql FROM sqlite_master WHERE type='table'"))
         indexes = {row[0] for row in database.execute("SELECT name FROM sqlite_master")}
     assert all(sql.endswith("WITHOUT ROWID") for sql in tables.values()), tables
@@ -134,7 +135,8 @@ def test_new_tables_are_without_rowid_and_repeat_no_key_in_an_index(tmp_path: Pa
 
 def test_a_record_made_with_rowid_tables_still_reads_and_writes(tmp_path: Path) -> None:
     path = tmp_path / "record.sqlite"
-    with sqlite3.connect(path) as database:  # the layout records were made with before
+    # the layout records were made with before
+    with closing(sqlite3.connect(path)) as database, database:
         for table in TABLES:
             columns = ", ".join(f'"{name}"' for name in table.kinds)
             key = ", ".join(f'"{name}"' for name in table.key)
@@ -164,7 +166,7 @@ def test_a_record_made_with_rowid_tables_still_reads_and_writes(tmp_path: Path) 
         assert loaded.messages == (replace(message, rewound=True),)
     finally:
         store.close()
-    with sqlite3.connect(path) as database:
+    with closing(sqlite3.connect(path)) as database, database:
         sql = database.execute("SELECT sql FROM sqlite_master WHERE name='runs'").fetchone()[0]
     assert "WITHOUT ROWID" not in sql  # opened, not rebuilt
 

@@ -69,7 +69,10 @@ def _worker(yaml: Path, *args: str) -> subprocess.Popen[str]:
 
 
 def _finish(worker: subprocess.Popen[str]) -> dict[str, Any]:
-    out, err = worker.communicate(timeout=WAIT)
+    try:
+        out, err = worker.communicate(timeout=WAIT)
+    finally:
+        _reap(worker)
     assert worker.returncode == 0, err
     finished: dict[str, Any] = json.loads(out)
     return finished
@@ -77,15 +80,25 @@ def _finish(worker: subprocess.Popen[str]) -> dict[str, Any]:
 
 def _kill_when_started(worker: subprocess.Popen[str], started: Path) -> None:
     """SIGKILL the worker once its tool has begun (the call is in flight in the record)."""
-    deadline = time.monotonic() + WAIT
-    while not started.exists():
-        if worker.poll() is not None:
-            pytest.fail(f"the worker ended before its tool began: {worker.communicate()}")
-        assert time.monotonic() < deadline, "the tool never began"
-        time.sleep(0.01)
-    os.kill(worker.pid, signal.SIGKILL)
-    worker.communicate(timeout=WAIT)
+    try:
+        deadline = time.monotonic() + WAIT
+        while not started.exists():
+            if worker.poll() is not None:
+                pytest.fail(f"the worker ended before its tool began: {worker.communicate()}")
+            assert time.monotonic() < deadline, "the tool never began"
+            time.sleep(0.01)
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.communicate(timeout=WAIT)
+    finally:
+        _reap(worker)
     assert worker.returncode == -signal.SIGKILL
+
+
+def _reap(worker: subprocess.Popen[str]) -> None:
+    """A worker a failed assertion left running is killed and waited for, its pipes closed."""
+    if worker.poll() is None:
+        worker.kill()
+    worker.communicate()
 
 
 def _statuses(yaml: Path, user: str = "u") -> list[tuple[str, str, int]]:
@@ -182,12 +195,16 @@ def test_workers_racing_to_approve_one_question_run_the_tool_once_and_approve_no
     with project.agent() as agent:
         agent.chat(turn(("book_slot", 1), ("charge_card", 2)), user="u")
     workers = [_worker(project.yaml, "race", "u") for _ in range(4)]
-    deadline = time.monotonic() + WAIT
-    while len(list(tmp_path.glob("ready-*"))) < len(workers):  # all at the barrier
-        assert time.monotonic() < deadline, "the workers never got ready"
-        time.sleep(0.01)
-    (tmp_path / "go").touch()
-    results = [_finish(worker) for worker in workers]
+    try:
+        deadline = time.monotonic() + WAIT
+        while len(list(tmp_path.glob("ready-*"))) < len(workers):  # all at the barrier
+            assert time.monotonic() < deadline, "the workers never got ready"
+            time.sleep(0.01)
+        (tmp_path / "go").touch()
+        results = [_finish(worker) for worker in workers]
+    finally:
+        for worker in workers:
+            _reap(worker)
 
     advanced = [r for r in results if "state" in r]
     assert advanced == [

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
@@ -231,9 +232,8 @@ def _drop_column(location: str, table: str, column: str) -> None:
         with psycopg.connect(location, autocommit=True) as admin:
             admin.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
         return
-    with sqlite3.connect(location) as database:
+    with closing(sqlite3.connect(location)) as database, database:
         database.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
-    database.close()
 
 
 def _try_lock_in_thread(store: Store, session: str) -> tuple[threading.Event, threading.Event]:
