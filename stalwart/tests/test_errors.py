@@ -18,11 +18,13 @@ SRC = pathlib.Path(stalwart.__file__).parent
 
 
 def error_classes() -> list[type[StalwartError]]:
-    return [
+    """Each class once: `SessionNotFound` is another name of `NotYourSession`."""
+    found = (
         value
         for value in vars(errors).values()
         if inspect.isclass(value) and issubclass(value, StalwartError)
-    ]
+    )
+    return list(dict.fromkeys(found))
 
 
 def test_no_exception_class_is_declared_outside_the_errors_module() -> None:

@@ -9,8 +9,11 @@ A run whose process stopped mid-way (found `running` or `rolling_back` under the
 is resumed by the next `chat`, `confirm`, `answer`, `pending` or `resume` on its
 session, in whichever process makes it (see `resume.resume`).
 
-Sessions: a session belongs to the user who started it; by default each user has one
-session, named after the user. Pass `session=` to keep several apart.
+Sessions: a user's sessions are theirs by construction. Each user has a default session,
+and `session=` names one of the user's own: the record's id is made from the user and the
+name (`session_id`), so no name reaches another user's session, and the one error for a
+session that is not the user's is `NotYourSession`. Turns and names are bounded
+(`stalwart.limits`): past a limit, `InputRefused`, and nothing changes.
 
 A turn the selector cannot read goes to the agent's model when agent.yaml says
 `on_unread: model`; the model is loaded with the agent (a missing extra, key or
@@ -26,10 +29,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import selector, texts
+from . import limits, selector, texts
 from ._engine import answers, resume, rollback, runs
 from ._engine.context import DEFAULT_MAX_MODEL_CALLS, RunContext
 from ._engine.retry import UNDO_BACKOFF
+from ._engine.sessions import session_id
 from .backoff import Backoff
 from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
@@ -423,7 +427,7 @@ class Agent:
         only_confirm: bool,
     ) -> Reply:
         given = answer.strip().lower() if isinstance(answer, str) else answer
-        with self._session(user, session, answering=True) as ledger:
+        with self._session(user, session) as ledger:
             run = ledger.latest_run()
             waits = run is not None and run.state in runs.ASKING and run.question is not None
             if not waits:
@@ -442,12 +446,25 @@ class Agent:
             return _reply(ledger, run)
 
     def _read(self, turn: str) -> Any:
-        if not isinstance(turn, str) or not turn.strip():
-            raise AnswerError("A turn must be a non-empty text.")
+        limits.check_turn(turn)
         reader = self._reader
         if reader is None:
             reader = selector.read_turn
-        return reader(turn, list(self.config.tools.values()))
+        reading = reader(turn, list(self.config.tools.values()))
+        limits.check_steps(len(reading.steps))
+        return reading
+
+    def session_id(self, user: str, session: str | None = None) -> str:
+        """The record's id of `user`'s session (`Reply.session`): the user's default
+        session for None, else the one named `session` among the user's own.
+
+        Names are scoped to the user, so no name reaches another user's session. An id is
+        what `usage` and `operator_undo` take. `InputRefused` for a name past the limits.
+        """
+        limits.check_name("a user's name", user)
+        if session is not None:
+            limits.check_name("a session's name", session)
+        return session_id(user, session)
 
     @contextmanager
     def _session(
@@ -455,7 +472,6 @@ class Agent:
         user: str,
         session: str | None,
         *,
-        answering: bool = False,
         resumed: list[RunRow] | None = None,
         wait: bool = True,
     ) -> Iterator[Ledger]:
@@ -464,14 +480,11 @@ class Agent:
         A run found mid-way here was left so by a process that stopped (a live one would
         hold the lock): it is resumed before anything else, and added to `resumed`.
         """
-        if not isinstance(user, str) or not user:
-            raise AnswerError("user must be a non-empty text.")
-        sid = session or user
+        sid = self.session_id(user, session)
         with self.store.lock(sid, wait=wait, clock=self.clock) as lease:
             ledger = Ledger.open(self.store, self.clock, sid, user, self.name, lease)
             if ledger.session.user != user or ledger.session.agent != self.name:
-                error = AnswerError if answering else NotYourSession
-                raise error(texts.not_your_session(user, sid))
+                raise NotYourSession(texts.not_your_session(user, sid))
             latest = ledger.latest_run()
             if latest is not None and latest.state in runs.INTERRUPTED:
                 taken_up = resume.resume(ledger, self._context, latest)
@@ -481,7 +494,7 @@ class Agent:
 
     def _peek(self, user: str, session: str | None) -> Ledger | None:
         """The session as committed, read without its lock (reads need none)."""
-        sid = session or user
+        sid = self.session_id(user, session)
         record = self.store.load(sid)
         if record is None:
             return None

@@ -48,11 +48,11 @@ class ErrorCode(StrEnum):
     STALE_ANSWER = "stale_answer"
     NOT_SIGNED_IN = "not_signed_in"
     CSRF_REFUSED = "csrf_refused"
-    SESSION_NOT_FOUND = "session_not_found"
     MCP_TOOL_FAILED = "mcp_tool_failed"
     UNDO_UNAVAILABLE = "undo_unavailable"
     RECORD_UNAVAILABLE = "record_unavailable"
     LEASE_LOST = "lease_lost"
+    INPUT_REFUSED = "input_refused"
 
 
 class StalwartError(Exception):
@@ -189,7 +189,10 @@ class QuestionPending(StalwartError):
 
 
 class NotYourSession(StalwartError):
-    """A user acted on a session another user started."""
+    """A session that is not the user's: another user's, or (where a session id is given,
+    as in the interface's addresses) one that does not exist, which looks the same so an id
+    tells nobody whether it is in use. The one error for "not yours", in the library, the
+    CLI and the interface (`SessionNotFound` is the same class)."""
 
     code = ErrorCode.NOT_YOUR_SESSION
 
@@ -336,10 +339,17 @@ class CsrfRefused(StalwartError):
     code = ErrorCode.CSRF_REFUSED
 
 
-class SessionNotFound(StalwartError):
-    """No session of that id is the signed-in user's (another user's looks the same)."""
+# The interface's name for the one "not yours" error: no session of that id is the
+# signed-in user's (another user's looks the same). Kept so callers that catch it keep working.
+SessionNotFound = NotYourSession
 
-    code = ErrorCode.SESSION_NOT_FOUND
+
+class InputRefused(StalwartError, ValueError):
+    """A turn, a user's or a session's name past the documented limits (`stalwart.limits`):
+    too long, too many steps, a number of too many digits, a control character or a lone
+    surrogate. Refused before anything is read or recorded; nothing changed."""
+
+    code = ErrorCode.INPUT_REFUSED
 
 
 class UndoUnavailable(StalwartError):

@@ -174,7 +174,7 @@ def test_another_users_session_is_not_found_and_their_answer_changes_nothing(
     for path in ("", "/record", "/memory"):
         found = other.get(f"/api/sessions/{session}{path}")
         assert found.status_code == 404
-        assert found.json()["code"] == "session_not_found"
+        assert found.json()["code"] == "not_your_session"
     question_id = reply["waiting"][0]["question_id"]
     refused = other.post(
         f"/api/sessions/{session}/answers",
@@ -182,7 +182,7 @@ def test_another_users_session_is_not_found_and_their_answer_changes_nothing(
         headers=bob,
     )
     assert refused.status_code == 404
-    assert refused.json()["code"] == "session_not_found"
+    assert refused.json()["code"] == "not_your_session"
     taken = other.post(f"/api/sessions/{session}/turns", json={"text": "hi"}, headers=bob)
     assert taken.status_code == 404
     assert other.get("/api/inbox").json() == []
@@ -215,7 +215,7 @@ def test_a_stale_answer_is_refused_and_never_applied_to_the_next_question(
 def test_posts_need_the_anti_forgery_token_and_a_sign_in(client: TestClient) -> None:
     assert client.get("/api/sessions").json()["code"] == "not_signed_in"
     headers = sign_in(client, "alice")
-    refused = client.post("/api/sessions/s-x/turns", json={"text": "hi"})
+    refused = client.post("/api/sessions/alice~s-x/turns", json={"text": "hi"})
     assert refused.status_code == 403
     assert refused.json()["code"] == "csrf_refused"
     wrong = client.post("/api/login", json={"user": "alice", "password": "nope"})
@@ -237,10 +237,10 @@ def test_errors_are_json_with_a_code_and_the_api_has_an_openapi_document(
     ):
         assert path in document["paths"], path
     headers = sign_in(client, "alice")
-    bad = client.post("/api/sessions/s-1/turns", json={}, headers=headers)
+    bad = client.post("/api/sessions/alice~s-1/turns", json={}, headers=headers)
     assert bad.status_code == 422
     assert bad.json()["code"] == "invalid_request"
-    empty = client.post("/api/sessions/s-1/turns", json={"text": " "}, headers=headers)
+    empty = client.post("/api/sessions/alice~s-1/turns", json={"text": " "}, headers=headers)
     assert empty.json()["code"] == "bad_answer"
     assert client.get("/api/nothing-here").json()["code"] == "not_found"
 

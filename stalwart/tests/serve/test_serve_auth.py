@@ -28,13 +28,13 @@ def test_a_reverse_proxys_header_names_the_user(tmp_path: Path) -> None:
         assert me["user"] == "carol"
         headers = {**as_carol, "X-CSRF-Token": me["csrf"]}
         reply = client.post(
-            "/api/sessions/s-p/turns", json={"text": FIRST_ORDER}, headers=headers
+            "/api/sessions/carol~s-p/turns", json={"text": FIRST_ORDER}, headers=headers
         ).json()
         assert reply["waiting"][0]["tool"] == "charge_card"
         as_dave = {"X-Forwarded-User": "dave"}
-        assert client.get("/api/sessions/s-p", headers=as_dave).status_code == 404
+        assert client.get("/api/sessions/carol~s-p", headers=as_dave).status_code == 404
         forged = client.post(  # carol's token is not dave's
-            "/api/sessions/s-q/turns", json={"text": "hi"},
+            "/api/sessions/dave~s-q/turns", json={"text": "hi"},
             headers={**as_dave, "X-CSRF-Token": me["csrf"]},
         )  # fmt: skip
         assert forged.json()["code"] == "csrf_refused"

@@ -62,7 +62,7 @@ def test_the_failed_order_approved_button_by_button(
     browser: Any, live: Live, desk: Desk, tmp_path: Path
 ) -> None:
     page = person(browser, live, "alice")
-    send(page, live, "s-first", FIRST_ORDER)
+    send(page, live, "alice~s-first", FIRST_ORDER)
     expect(page.locator("#question .asked")).to_have_text(
         "Run charge_card(order=4411, amount=40.0)?"
     )
@@ -84,7 +84,7 @@ def test_the_second_order_shows_the_irreversible_warning_under_its_question(
     browser: Any, live: Live, tmp_path: Path
 ) -> None:
     page = person(browser, live, "alice")
-    send(page, live, "s-second", SECOND_ORDER)
+    send(page, live, "alice~s-second", SECOND_ORDER)
     click_answer(page, "approve")
     expect(page.locator("#question .asked")).to_have_text(
         f"Run send_receipt(order=4411)? {texts.IRREVERSIBLE_IN_ATOMIC_RUN}"
@@ -100,7 +100,7 @@ def test_the_second_order_shows_the_irreversible_warning_under_its_question(
 
 def test_skip_then_cancel_all(browser: Any, live: Live, desk: Desk) -> None:
     page = person(browser, live, "alice")
-    send(page, live, "s-skip", FIRST_ORDER)
+    send(page, live, "alice~s-skip", FIRST_ORDER)
     click_answer(page, "skip")
     expect(page.locator("#question .asked")).to_have_text("Run update_crm(order=4411)?")
     click_answer(page, "approve")
@@ -114,7 +114,7 @@ def test_skip_then_cancel_all(browser: Any, live: Live, desk: Desk) -> None:
 
 def test_an_outcome_question(browser: Any, live: Live, tmp_path: Path) -> None:
     page = person(browser, live, "alice")
-    send(page, live, "s-ship", "ship the parcel for order 3")
+    send(page, live, "alice~s-ship", "ship the parcel for order 3")
     click_answer(page, "approve")
     expect(page.locator("#question .asked")).to_have_text(
         "Did ship_parcel take effect? The call was sent and no answer came back."
@@ -140,7 +140,7 @@ def test_a_stuck_undo_answered(
 ) -> None:
     desk.module.UNDO_FAILS[0] = 4
     page = person(browser, live, "alice")
-    send(page, live, "s-stuck", STUCK_TURN)
+    send(page, live, "alice~s-stuck", STUCK_TURN)
     click_answer(page, "approve")
     click_answer(page, "approve")
     expect(page.locator("#question .asked")).to_have_text(
@@ -156,23 +156,23 @@ def test_a_stuck_undo_answered(
 
 def test_two_users_cannot_see_or_answer_each_others_sessions(browser: Any, live: Live) -> None:
     alice = person(browser, live, "alice")
-    send(alice, live, "s-alice", FIRST_ORDER)
+    send(alice, live, "alice~s-alice", FIRST_ORDER)
     expect(alice.locator("#question")).to_have_count(1)
     asked = alice.locator("#question").get_attribute("data-question-id")
     bob = person(browser, live, "bob")
     bob.goto(f"{live.url}/inbox")
     expect(bob.locator(".inbox .empty")).to_have_text("Nothing waits for an answer.")
-    answer = bob.goto(f"{live.url}/s/s-alice")
+    answer = bob.goto(f"{live.url}/s/alice~s-alice")
     assert answer is not None and answer.status == 404
-    expect(bob.locator(".error")).to_have_text("There is no session 's-alice' of yours.")
+    expect(bob.locator(".error")).to_have_text("There is no session 'alice~s-alice' of yours.")
     bob.goto(f"{live.url}/")
     csrf = bob.locator("input[name=csrf]").first.get_attribute("value")
     refused = bob.request.post(
-        f"{live.url}/s/s-alice/answer",
+        f"{live.url}/s/alice~s-alice/answer",
         form={"csrf": csrf, "question_id": asked, "answer": "approve"},
         headers={"Accept": "application/json"},
     )
-    assert refused.status == 404 and refused.json()["code"] == "session_not_found"
+    assert refused.status == 404 and refused.json()["code"] == "not_your_session"
     alice.reload()
     expect(alice.locator(f'#question[data-question-id="{asked}"]')).to_have_count(1)
 
@@ -181,7 +181,7 @@ def test_the_operator_undoes_a_run_from_outside(
     browser: Any, live: Live, desk: Desk, tmp_path: Path
 ) -> None:
     alice = person(browser, live, "alice")
-    send(alice, live, "s-done", "charge order 4411 40.00")
+    send(alice, live, "alice~s-done", "charge order 4411 40.00")
     click_answer(alice, "approve")
     expect(last_reply(alice)).to_contain_text("Done: charge_card returned")
     operator = browser.new_context(viewport={"width": 1100, "height": 820}).new_page()
@@ -189,7 +189,7 @@ def test_the_operator_undoes_a_run_from_outside(
     operator.fill("input[name=token]", OPERATOR_TOKEN)
     operator.click("button[type=submit]")
     expect(operator.locator("table.sessions")).to_contain_text("alice")
-    operator.click("a[href='/operator/s/s-done']")
+    operator.click("a[href='/operator/s/alice~s-done']")
     operator.fill("input[name=token]", OPERATOR_TOKEN)
     operator.click("#operator-undo")
     expect(operator.locator("main")).to_contain_text(
@@ -200,20 +200,20 @@ def test_the_operator_undoes_a_run_from_outside(
     operator.fill("input[name=token]", OPERATOR_TOKEN)
     operator.click("#operator-undo")
     expect(operator.locator(".error")).to_have_text(
-        texts.operator_nothing_left("s-done", "s-done#1")
+        texts.operator_nothing_left("alice~s-done", "alice~s-done#1")
     )
     assert desk.module.CALLS == ["charge_card", "refund_card"]
 
 
 def test_a_stale_button_is_refused(browser: Any, live: Live, desk: Desk, tmp_path: Path) -> None:
     page = person(browser, live, "alice", java_script_enabled=False)
-    send(page, live, "s-stale", FIRST_ORDER)
-    page.goto(f"{live.url}/s/s-stale")
+    send(page, live, "alice~s-stale", FIRST_ORDER)
+    page.goto(f"{live.url}/s/alice~s-stale")
     expect(page.locator("#question .asked")).to_have_text(
         "Run charge_card(order=4411, amount=40.0)?"
     )
     other = page.context.new_page()  # a second tab answers first
-    other.goto(f"{live.url}/s/s-stale")
+    other.goto(f"{live.url}/s/alice~s-stale")
     other.locator('#question button[value="approve"]').click()
     expect(other.locator("#question .asked")).to_have_text("Run update_crm(order=4411)?")
     page.locator('#question button[value="approve"]').click()  # the stale tab's button
@@ -230,14 +230,14 @@ def test_the_inbox_and_a_second_tab_update_live(browser: Any, live: Live, tmp_pa
     tab.goto(f"{live.url}/inbox")
     expect(tab.locator(".inbox .empty")).to_have_count(1)
     second = tab.context.new_page()
-    send(second, live, "s-live", FIRST_ORDER)
+    send(second, live, "alice~s-live", FIRST_ORDER)
     expect(tab.locator(".inbox li.waiting")).to_have_count(1)  # no reload
     expect(tab.locator(".inbox li.waiting .what")).to_have_text(
         "Run charge_card(order=4411, amount=40.0)?"
     )
     tab.screenshot(path=screenshot_path("inbox", tmp_path))
     third = tab.context.new_page()
-    third.goto(f"{live.url}/s/s-live")
+    third.goto(f"{live.url}/s/alice~s-live")
     click_answer(second, "approve")
     expect(third.locator("#question .asked")).to_have_text("Run update_crm(order=4411)?")
     expect(tab.locator(".inbox li.waiting .what")).to_have_text("Run update_crm(order=4411)?")

@@ -35,14 +35,14 @@ def test_serve_prints_its_address_and_serves_the_api_on_the_yamls_record(
             login = http.post("/api/login", json={"user": "bob", "password": PASSWORDS["bob"]})
             headers = {"X-CSRF-Token": login.json()["csrf"]}
             reply = http.post(
-                "/api/sessions/s-cli/turns", json={"text": FIRST_ORDER}, headers=headers
+                "/api/sessions/bob~s-cli/turns", json={"text": FIRST_ORDER}, headers=headers
             ).json()
             assert reply["waiting"][0]["tool"] == "charge_card"
     finally:
         served.stop()
     store = open_store(str(desk.folder / "desk.sqlite"))
     try:
-        record = store.load("s-cli")
+        record = store.load("bob~s-cli")
         assert record is not None and record.session.user == "bob"
     finally:
         store.close()

@@ -36,28 +36,28 @@ def test_a_slow_call_shows_progress_and_blocks_no_other_session(
     desk.module.GATE.append(gate)
     try:
         sent = client.post(
-            "/api/sessions/s-slow/turns",
+            "/api/sessions/alice~s-slow/turns",
             json={"text": "weigh the parcel for order 7", "wait": False},
             headers=headers,
         )
         assert sent.status_code == 202
         slow = until(
-            lambda: (s := client.get("/api/sessions/s-slow").json())["progress"] and s,
+            lambda: (s := client.get("/api/sessions/alice~s-slow").json())["progress"] and s,
             "the slow call's progress",
         )
         assert slow["progress"] == "running weigh_parcel(order=7)"
         assert slow["busy"] is True
         # another session's turn runs to its reply while the slow call holds its lock
         other = client.post(
-            "/api/sessions/s-quick/turns", json={"text": "get order 4411"}, headers=headers
+            "/api/sessions/alice~s-quick/turns", json={"text": "get order 4411"}, headers=headers
         ).json()
         assert other["state"] == "done"
-        assert client.get("/s/s-slow").status_code == 200
-        assert "running weigh_parcel(order=7)" in client.get("/s/s-slow").text
+        assert client.get("/s/alice~s-slow").status_code == 200
+        assert "running weigh_parcel(order=7)" in client.get("/s/alice~s-slow").text
     finally:
         gate.set()
     done = until(
-        lambda: (s := client.get("/api/sessions/s-slow").json())["busy"] is False and s,
+        lambda: (s := client.get("/api/sessions/alice~s-slow").json())["busy"] is False and s,
         "the slow run's thread to finish",
     )
     assert (done["state"], done["progress"]) == ("done", None)
@@ -71,14 +71,14 @@ def test_an_undos_backoff_is_told_try_by_try(client: TestClient, desk: Desk,
     headers = sign_in(client, "alice")
     desk.module.UNDO_FAILS[0] = 2
     reply = client.post(
-        "/api/sessions/s-undo/turns",
+        "/api/sessions/alice~s-undo/turns",
         json={"text": "book a van for order 9, then provision the account for order 9"},
         headers=headers,
     ).json()
     while reply["waiting"]:
         question = reply["waiting"][0]
         reply = client.post(
-            "/api/sessions/s-undo/answers",
+            "/api/sessions/alice~s-undo/answers",
             json={"question_id": question["question_id"], "answer": "approve"},
             headers=headers,
         ).json()
@@ -100,15 +100,15 @@ def test_the_question_callback_is_told_once_per_question(desk: Desk) -> None:
     with TestClient(create_app(svc)) as client:
         headers = sign_in(client, "alice")
         reply = client.post(
-            "/api/sessions/s-hook/turns", json={"text": FIRST_ORDER}, headers=headers
+            "/api/sessions/alice~s-hook/turns", json={"text": FIRST_ORDER}, headers=headers
         ).json()
-        client.get("/api/sessions/s-hook")
+        client.get("/api/sessions/alice~s-hook")
         assert len(told) == 1
         assert told[0]["text"] == "Run charge_card(order=4411, amount=40.0)?"
         assert told[0]["question_id"] == reply["waiting"][0]["question_id"]
-        assert (told[0]["user"], told[0]["url"]) == ("alice", "/s/s-hook")
+        assert (told[0]["user"], told[0]["url"]) == ("alice", "/s/alice~s-hook")
         client.post(
-            "/api/sessions/s-hook/answers",
+            "/api/sessions/alice~s-hook/answers",
             json={"question_id": told[0]["question_id"], "answer": "approve"},
             headers=headers,
         )
@@ -148,7 +148,7 @@ def test_the_webhook_in_agent_yaml_is_posted_the_question(
     with TestClient(create_app(svc)) as client:
         headers = sign_in(client, "bob")
         client.post(
-            "/api/sessions/s-web/turns", json={"text": "ship the parcel for order 5"},
+            "/api/sessions/bob~s-web/turns", json={"text": "ship the parcel for order 5"},
             headers=headers,
         )  # fmt: skip
         assert arrived.wait(10)

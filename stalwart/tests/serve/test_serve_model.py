@@ -27,7 +27,7 @@ def test_a_models_step_shows_where_each_argument_came_from(tmp_path: Path) -> No
     with TestClient(create_app(svc)) as client:
         headers = sign_in(client, "alice")
         reply = client.post(
-            "/api/sessions/s-model/turns",
+            "/api/sessions/alice~s-model/turns",
             json={"text": "bill the customer of order 4411 what they owe"},
             headers=headers,
         ).json()
@@ -37,6 +37,6 @@ def test_a_models_step_shows_where_each_argument_came_from(tmp_path: Path) -> No
         assert question["text"].split("\n")[1] == (
             "Where the arguments came from: order from your turn, amount from the model alone."
         )
-        page = client.get("/s/s-model").text
+        page = client.get("/s/alice~s-model").text
         assert '<span class="source">from your turn</span>' in page
         assert '<span class="source">from the model alone</span>' in page

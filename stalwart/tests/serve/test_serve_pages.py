@@ -42,45 +42,45 @@ def test_signing_in_and_the_pages_behind_it(client: TestClient) -> None:
     home = client.get("/")
     assert "Your sessions" in home.text
     created = client.post("/new", data={"csrf": csrf_of(home.text)}, follow_redirects=False)
-    assert created.headers["location"].startswith("/s/s-")
+    assert created.headers["location"].startswith("/s/alice~s-")
 
 
 def test_the_person_confirms_with_buttons_and_sees_the_irreversible_warning(
     client: TestClient, desk: Desk
 ) -> None:
     login_form(client, "alice")
-    page = client.get("/s/s-paper")
+    page = client.get("/s/alice~s-paper")
     csrf = csrf_of(page.text)
     sent = client.post(
-        "/s/s-paper/turn", data={"csrf": csrf, "text": SECOND_ORDER}, follow_redirects=False
+        "/s/alice~s-paper/turn", data={"csrf": csrf, "text": SECOND_ORDER}, follow_redirects=False
     )
-    assert (sent.status_code, sent.headers["location"]) == (303, "/s/s-paper")
-    page = client.get("/s/s-paper")
+    assert (sent.status_code, sent.headers["location"]) == (303, "/s/alice~s-paper")
+    page = client.get("/s/alice~s-paper")
     assert "Run charge_card(order=4411, amount=40.0)?" in page.text
     for answer in ("approve", "skip", "cancel all"):
         assert f'value="{answer}"' in page.text
-    client.post("/s/s-paper/answer", data={"csrf": csrf, "question_id": question_id_of(page.text),
-                                           "answer": "approve"})  # fmt: skip
-    page = client.get("/s/s-paper")
+    client.post("/s/alice~s-paper/answer", data={"csrf": csrf,
+                "question_id": question_id_of(page.text), "answer": "approve"})  # fmt: skip
+    page = client.get("/s/alice~s-paper")
     assert f'<p class="irreversible">{texts.IRREVERSIBLE_WARNING}</p>' in page.text
     assert texts.IRREVERSIBLE_IN_ATOMIC_RUN in page.text
-    record = client.get("/s/s-paper?tab=record")
+    record = client.get("/s/alice~s-paper?tab=record")
     assert "charge_card(amount=40.0, order=4411)" in record.text  # as recorded: keys sorted
     assert "never rewound" in record.text
 
 
 def test_a_stale_button_is_refused_with_a_clear_message(client: TestClient, desk: Desk) -> None:
     login_form(client, "alice")
-    csrf = csrf_of(client.get("/s/s-old").text)
-    client.post("/s/s-old/turn", data={"csrf": csrf, "text": FIRST_ORDER})
-    stale_page = client.get("/s/s-old").text
+    csrf = csrf_of(client.get("/s/alice~s-old").text)
+    client.post("/s/alice~s-old/turn", data={"csrf": csrf, "text": FIRST_ORDER})
+    stale_page = client.get("/s/alice~s-old").text
     stale = {"csrf": csrf, "question_id": question_id_of(stale_page), "answer": "approve"}
-    client.post("/s/s-old/answer", data=stale)
-    refused = client.post("/s/s-old/answer", data=stale)
+    client.post("/s/alice~s-old/answer", data=stale)
+    refused = client.post("/s/alice~s-old/answer", data=stale)
     assert refused.status_code == 409
     assert "That button answers a question that no longer waits" in refused.text
     assert "Run update_crm(order=4411)?" in refused.text
-    assert 'href="/s/s-old"' in refused.text
+    assert 'href="/s/alice~s-old"' in refused.text
     assert desk.module.CALLS == ["charge_card"]
 
 
@@ -88,25 +88,25 @@ def test_forms_without_the_token_and_other_users_pages(
     client: TestClient, other: TestClient
 ) -> None:
     login_form(client, "alice")
-    forged = client.post("/s/s-a/turn", data={"text": FIRST_ORDER})
+    forged = client.post("/s/alice~s-a/turn", data={"text": FIRST_ORDER})
     assert forged.status_code == 403
     assert texts.__name__ and "anti-forgery" in forged.text
-    csrf = csrf_of(client.get("/s/s-a").text)
-    client.post("/s/s-a/turn", data={"csrf": csrf, "text": FIRST_ORDER})
+    csrf = csrf_of(client.get("/s/alice~s-a").text)
+    client.post("/s/alice~s-a/turn", data={"csrf": csrf, "text": FIRST_ORDER})
     login_form(other, "bob")
-    assert other.get("/s/s-a").status_code == 404
-    assert other.get("/s/s-a/events").status_code == 404
+    assert other.get("/s/alice~s-a").status_code == 404
+    assert other.get("/s/alice~s-a/events").status_code == 404
     bob_csrf = csrf_of(other.get("/").text)
-    refused = other.post("/s/s-a/answer", data={"csrf": bob_csrf, "question_id": "x",
+    refused = other.post("/s/alice~s-a/answer", data={"csrf": bob_csrf, "question_id": "x",
                                                 "answer": "approve"})  # fmt: skip
     assert refused.status_code == 404
-    assert "Run charge_card" in client.get("/s/s-a").text
+    assert "Run charge_card" in client.get("/s/alice~s-a").text
 
 
 def test_the_session_stream_sends_the_rendered_panel(client: TestClient) -> None:
     headers = sign_in(client, "alice")
-    client.post("/api/sessions/s-live/turns", json={"text": FIRST_ORDER}, headers=headers)
-    with client.stream("GET", "/s/s-live/events") as stream:
+    client.post("/api/sessions/alice~s-live/turns", json={"text": FIRST_ORDER}, headers=headers)
+    with client.stream("GET", "/s/alice~s-live/events") as stream:
         lines = []
         for line in stream.iter_lines():
             lines.append(line)

@@ -81,14 +81,14 @@ def test_a_killed_workers_rollback_is_finished_by_the_other(tmp_path: Path, pg_u
         login = a.post("/api/login", json={"user": "alice", "password": PASSWORDS["alice"]})
         headers = {"X-CSRF-Token": login.json()["csrf"]}
         b.cookies = a.cookies  # the same person, on the other worker
-        reply = a.post("/api/sessions/s-pg/turns", json={"text": FIRST_ORDER},
+        reply = a.post("/api/sessions/alice~s-pg/turns", json={"text": FIRST_ORDER},
                        headers=headers).json()  # fmt: skip
         question = reply["waiting"][0]["question_id"]
 
         # the same answer sent to both workers at once: exactly one takes it
         def approve(client: httpx.Client) -> httpx.Response:
             return client.post(
-                "/api/sessions/s-pg/answers",
+                "/api/sessions/alice~s-pg/answers",
                 json={"question_id": question, "answer": "approve"},
                 headers=headers,
             )
@@ -101,28 +101,30 @@ def test_a_killed_workers_rollback_is_finished_by_the_other(tmp_path: Path, pg_u
         assert reply["waiting"][0]["tool"] == "update_crm"  # charge_card ran once
 
         body = {"question_id": reply["waiting"][0]["question_id"], "answer": "approve"}
-        reply = b.post("/api/sessions/s-pg/answers", headers=headers, json=body).json()
+        reply = b.post("/api/sessions/alice~s-pg/answers", headers=headers, json=body).json()
         (desk.folder / "hold").touch()
         body = {"question_id": reply["waiting"][0]["question_id"], "answer": "approve"}
-        sent = a.post("/api/sessions/s-pg/answers", headers=headers, json={**body, "wait": False})
+        sent = a.post(
+            "/api/sessions/alice~s-pg/answers", headers=headers, json={**body, "wait": False}
+        )
         assert sent.status_code == 202
         until(lambda: calls(desk.folder), "the first worker to send the refund")
         first.process.kill()  # SIGKILL, mid-rollback: the CRM restored, the refund in flight
         first.process.wait(10)
-        mid = b.get("/api/sessions/s-pg").json()
+        mid = b.get("/api/sessions/alice~s-pg").json()
         assert mid["state"] == "rolling_back"
         (desk.folder / "hold").unlink()
 
         # nobody touches the session: the live worker's resumer finishes the rollback
         done = until(
-            lambda: (s := b.get("/api/sessions/s-pg").json())["state"] == "rolled_back" and s,
+            lambda: (s := b.get("/api/sessions/alice~s-pg").json())["state"] == "rolled_back" and s,
             "the second worker to finish the rollback",
         )
         assert done["text"] == FIRST_REPLY
         refunds = calls(desk.folder)
         assert [name for name, _ in refunds] == ["refund_card", "refund_card"]
         assert refunds[0][1] == refunds[1][1]  # re-sent under the key the first try carried
-        record = b.get("/api/sessions/s-pg/record").json()
+        record = b.get("/api/sessions/alice~s-pg/record").json()
         refund = next(c for c in record if c["tool"] == "refund_card")
         assert (refund["status"], refund["tries"]) == ("ran", 2)
         assert [c["tool"] for c in record if c["kind"] == "undo"] == ["restore_crm", "refund_card"]

@@ -56,7 +56,9 @@ GRAMMAR = Grammar(
     stop_words=STOP_WORDS,
     true_words=frozenset({"yes", "true", "on"}),
     false_words=frozenset({"no", "false", "off"}),
-    integer=re.compile(r"[+-]?\d+"),
-    decimal=re.compile(r"[+-]?\d+\.\d+"),
+    # ASCII digits only: "４４１１" (fullwidth) or "٤٤" (Arabic-Indic) is no number, so a
+    # value a person reads as 4411 is never run as one unless it is written as one.
+    integer=re.compile(r"[+-]?[0-9]+"),
+    decimal=re.compile(r"[+-]?[0-9]+\.[0-9]+"),
     number_marks="#$€£",
 )

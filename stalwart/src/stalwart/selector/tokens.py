@@ -13,6 +13,7 @@ import re
 from enum import Enum
 from typing import NamedTuple
 
+from .. import limits
 from .grammar import Grammar
 
 
@@ -111,8 +112,10 @@ def tokenize(clause: str, offset: int, grammar: Grammar) -> list[Token]:
         unmarked = stripped.lstrip(marks)
         at = start + len(stripped) - len(unmarked)
         if decimal(unmarked):
+            limits.check_number(unmarked)  # before Decimal() or int() ever sees it
             append(Token(Kind.DECIMAL, unmarked, at, unmarked.lower()))
         elif integer(unmarked):
+            limits.check_number(unmarked)
             append(Token(Kind.INTEGER, unmarked, at, unmarked.lower()))
         else:
             append(Token(Kind.OTHER, stripped, start, stripped.lower()))

@@ -95,7 +95,7 @@ def list_sessions(request: Request) -> list[SessionOut]:
 def new_session(request: Request) -> NewSessionOut:
     user = require_user(request)
     check_csrf(request, user, None)
-    return NewSessionOut(session=service(request).new_session_id())
+    return NewSessionOut(session=service(request).new_session_id(user))
 
 
 @router.get("/sessions/{session}", response_model=SessionOut, tags=["sessions"])
@@ -162,7 +162,7 @@ def get_inbox(request: Request) -> list[SessionOut]:
 def operator_login(body: OperatorLoginIn, request: Request, response: Response) -> MeOut:
     svc = service(request)
     svc.check_operator(body.token)
-    cookie = svc.signer.sign({"op": "1", "n": svc.new_session_id()})
+    cookie = svc.signer.sign({"op": "1", "n": svc.new_nonce()})
     response.set_cookie(OPERATOR_COOKIE, cookie, httponly=True, samesite="strict")
     nonce = (svc.signer.read(cookie) or {})["n"]
     return MeOut(user="operator", csrf=operator_csrf(request, nonce))

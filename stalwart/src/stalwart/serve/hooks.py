@@ -20,6 +20,7 @@ import urllib.request
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 from .. import logs
 from .views import Snapshot
@@ -44,7 +45,7 @@ def payload(snapshot: Snapshot) -> dict[str, Any]:
         "args": question.args,
         "text": question.text,
         "answers": list(question.answers),
-        "url": f"/s/{snapshot.session}",
+        "url": f"/s/{quote(snapshot.session, safe='')}",
     }
 
 

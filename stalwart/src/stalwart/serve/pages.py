@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
@@ -129,7 +130,8 @@ def home(request: Request) -> Response:
 def new(request: Request, csrf: str = Form("")) -> Response:
     user = require_user(request)
     check_csrf(request, user, csrf)
-    return RedirectResponse(f"/s/{service(request).new_session_id()}", status_code=303)
+    session = service(request).new_session_id(user)
+    return RedirectResponse(f"/s/{quote(session, safe='')}", status_code=303)
 
 
 @router.get("/inbox")
@@ -241,7 +243,7 @@ def operator_login(request: Request, token: str = Form("")) -> Response:
     svc = service(request)
     svc.check_operator(token)
     response = RedirectResponse("/operator", status_code=303)
-    cookie = svc.signer.sign({"op": "1", "n": svc.new_session_id()})
+    cookie = svc.signer.sign({"op": "1", "n": svc.new_nonce()})
     response.set_cookie(OPERATOR_COOKIE, cookie, httponly=True, samesite="strict")
     return response
 

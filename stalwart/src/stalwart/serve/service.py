@@ -18,6 +18,7 @@ from typing import Any
 from .. import logs
 from .._engine.retry import UNDO_BACKOFF
 from .._engine.runs import INTERRUPTED
+from .._engine.sessions import split_session_id
 from ..agent import Agent
 from ..backoff import Backoff
 from ..clock import Clock, SystemClock
@@ -116,20 +117,34 @@ class Service:
     def busy(self, session: str) -> bool:
         return self.runner.busy(session)
 
+    def new_session_id(self, user: str) -> str:
+        """A new session of `user`'s: its id is made from the user (see `Agent.session_id`)."""
+        return self.agent.session_id(user, f"s-{secrets.token_hex(8)}")
+
     @staticmethod
-    def new_session_id() -> str:
-        return f"s-{secrets.token_hex(8)}"
+    def new_nonce() -> str:
+        return secrets.token_hex(8)
+
+    def _name_in(self, user: str, session: str) -> str | None:
+        """The name `Agent.chat` takes for `user`'s session of this id; the id of a session
+        that is not the user's is refused as one that does not exist."""
+        owner, name = split_session_id(session)
+        if owner != user:
+            raise NotYourSession(texts.session_not_found(session))
+        return name
 
     # --- what moves a run: each handed to a run thread ---
 
     def turn(self, user: str, session: str, text: str) -> Future[Reply]:
-        self.snapshot(session, user)  # SessionNotFound for another user's
+        self.snapshot(session, user)  # NotYourSession for another user's
+        name = self._name_in(user, session)
         if not isinstance(text, str) or not text.strip():
             raise AnswerError(texts.EMPTY_TURN)
-        return self._advance(session, lambda: self.agent.chat(text, user=user, session=session))
+        return self._advance(session, lambda: self.agent.chat(text, user=user, session=name))
 
     def answer(self, user: str, session: str, question_id: str, answer: str) -> Future[Reply]:
         now = self.snapshot(session, user)
+        name = self._name_in(user, session)
         if now.question is None or now.question_id != question_id:
             raise StaleAnswer(texts.stale_answer(now.question.text if now.question else None))
         question = now.question
@@ -139,7 +154,7 @@ class Service:
 
         def work() -> Reply:
             try:
-                return self.agent.answer(user, given, session=session, question=question)
+                return self.agent.answer(user, given, session=name, question=question)
             except AnswerError as error:
                 after = self.snapshot(session, user)
                 if after.question_id != question_id:
@@ -225,7 +240,10 @@ class Service:
             if record is None or record.session.agent != self.agent.name:
                 return None
             try:
-                reply = self._resumer.resume(record.session.user, session=session)
+                owner, name = split_session_id(session)
+                if owner != record.session.user:
+                    return None  # not an id this agent made
+                reply = self._resumer.resume(owner, session=name)
             except SessionBusy:
                 return None  # a live worker holds it and advances it
             except Exception:

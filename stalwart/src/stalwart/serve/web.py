@@ -14,12 +14,12 @@ from ..errors import (
     AnswerError,
     ConfigError,
     CsrfRefused,
+    InputRefused,
     NotSignedIn,
     NotYourSession,
     OperatorTokenError,
     QuestionPending,
     RewindRefused,
-    SessionNotFound,
     StalwartError,
 )
 from ..record import SessionBusy
@@ -30,8 +30,8 @@ from .service import Service
 T = TypeVar("T")
 
 STATUS: tuple[tuple[type[StalwartError], int], ...] = (
-    (SessionNotFound, 404),
-    (NotYourSession, 404),
+    (NotYourSession, 404),  # SessionNotFound is the same class
+    (InputRefused, 422),
     (NotSignedIn, 401),
     (CsrfRefused, 403),
     (OperatorTokenError, 403),
