@@ -40,6 +40,7 @@ templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 templates.env.globals.update(
     call_text=run_texts.call_text,
     brief=run_texts.brief,
+    visible=run_texts.visible,
     source_shown=run_texts.source_shown,
     warning=run_texts.IRREVERSIBLE_WARNING,
     nothing=texts.NOTHING_RECORDED,

@@ -3,6 +3,7 @@ the answers each takes (chapter 34; chapter 35 for the answers)."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -40,10 +41,11 @@ def call_text(tool: str, args: Mapping[str, Any]) -> str:
     """A call as a person reads it: charge_card(order=4411, amount=40.0).
 
     Each value shows what the tool will receive: a float parameter's 40.00 is the float
-    40.0; a Decimal keeps the digits it was written with (40.00).
+    40.0; a Decimal keeps the digits it was written with (40.00). Characters that do not
+    show as themselves are shown escaped (`visible`).
     """
-    shown = ", ".join(f"{name}={_value_shown(value)}" for name, value in args.items())
-    return f"{tool}({shown})"
+    shown = ", ".join(f"{visible(name)}={_value_shown(value)}" for name, value in args.items())
+    return f"{visible(tool)}({shown})"
 
 
 def shown_value(value: Any) -> str:
@@ -55,9 +57,34 @@ def _value_shown(value: Any) -> str:
     if isinstance(value, Decimal) and value.is_finite():
         return str(value)
     try:
-        return canonical_json(value)
+        return visible(canonical_json(value))
     except UnkeyableArgument:  # a model's NaN: shown as Python writes it, never sent
-        return repr(value)
+        return visible(repr(value))
+
+
+# Unicode categories whose characters do not show as themselves: format characters (the
+# bidirectional overrides and isolates U+202A-U+202E and U+2066-U+2069, the marks U+200E,
+# U+200F and U+061C, the zero-width U+200B-U+200D, U+2060 and U+FEFF, the tags), controls,
+# line and paragraph separators, private use, surrogates and unassigned code points.
+_HIDDEN = frozenset({"Cf", "Cc", "Zl", "Zp", "Co", "Cs", "Cn"})
+
+
+def visible(text: str) -> str:
+    """`text` with every character that does not show as itself written as its escape
+    (`\\u202e`), so what a person reads is what runs: an argument cannot be made to look
+    like another (a right-to-left override reversing what follows, a zero-width space
+    splitting a name). Inside JSON the escape is unambiguous, since a backslash is shown
+    doubled. ASCII text is returned as it is."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(_escaped(char) for char in text)
+
+
+def _escaped(char: str) -> str:
+    if char in "\n\t" or unicodedata.category(char) not in _HIDDEN:
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def confirm_question(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._engine.keys import canonical_json
-from .questions import undo_maybe_done
+from .questions import undo_maybe_done, visible
 
 # --- a run that ends well ---
 
@@ -32,7 +32,8 @@ def _outcome(tool: str, result: Any, status: str) -> str:
 
 
 def brief(result: Any, limit: int = 120) -> str:
-    text = _json_or_repr(result)
+    """A value, shortened, with the characters that do not show as themselves escaped."""
+    text = visible(_json_or_repr(result))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -41,7 +42,7 @@ def brief(result: Any, limit: int = 120) -> str:
 
 def unread_reply(clause: str | None, reason: str | None) -> str:
     """Which clause could not be read; nothing ran and no model was called."""
-    said = f'I could not read "{clause}"' if clause else "I could not read this turn"
+    said = f'I could not read "{visible(clause)}"' if clause else "I could not read this turn"
     because = f" ({reason})" if reason else ""
     return f"{said}{because}, so nothing ran."
 
