@@ -81,7 +81,7 @@ def visible(text: str) -> str:
 
 
 def _escaped(char: str) -> str:
-    if char in "\n\t" or unicodedata.category(char) not in _HIDDEN:
+    if char == "\n" or unicodedata.category(char) not in _HIDDEN:
         return char
     code = ord(char)
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

@@ -43,7 +43,7 @@ def brief(result: Any, limit: int = 120) -> str:
 def unread_reply(clause: str | None, reason: str | None) -> str:
     """Which clause could not be read; nothing ran and no model was called."""
     said = f'I could not read "{visible(clause)}"' if clause else "I could not read this turn"
-    because = f" ({reason})" if reason else ""
+    because = f" ({visible(reason)})" if reason else ""
     return f"{said}{because}, so nothing ran."
 
 
