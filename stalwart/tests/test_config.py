@@ -265,7 +265,7 @@ def test_yaml_facts_under_a_tools_name_override_the_decorator(make_project: Make
           - refund_card: {retry_safe: false}
           - send_receipt:
               undo: {tool: cancel_flight, args: {booking: $args.order}}   # drops irreversible
-              confirm: false
+              confirm: never
         """
     )
     tools = load_agent(path).tools
@@ -404,7 +404,7 @@ def test_yaml_syntax_error_names_its_line(make_project: MakeProject) -> None:
             7,
         ),
         (
-            DESK + "  - get_order: {confirm: false}\n",
+            DESK + "  - get_order: {confirm: never}\n",
             "tools[1].get_order.confirm",
             "only a write is confirmed; a read never asks",
             7,

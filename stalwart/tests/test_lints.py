@@ -168,29 +168,29 @@ def test_write_not_retry_safe(lints: Lints) -> None:
 
 
 def test_irreversible_without_confirmation(lints: Lints) -> None:
-    facts = "  - announce: {confirm: false}\n"
+    facts = "  - announce: {confirm: never}\n"
     assert lints(CLEAN, one_agent("announce", facts=facts)) == [
         "announce: irreversible_without_confirmation: " + text("irreversible_without_confirmation")
     ]
     confirmed = "  - announce: {confirm: true}\n"
     assert lints(CLEAN, one_agent("announce", facts=confirmed)) == []
     # A compensated write that runs unconfirmed can still be undone: not this lint.
-    write_unconfirmed = "  - write: {confirm: false}\n"
+    write_unconfirmed = "  - write: {confirm: never}\n"
     assert "irreversible_without_confirmation" not in " ".join(
         lints(CLEAN, one_agent("write", "unwrite", facts=write_unconfirmed))
     )
 
 
 def test_write_without_confirmation_is_stalwarts_own_lint(lints: Lints) -> None:
-    write_unconfirmed = "  - write: {confirm: false}\n"
+    write_unconfirmed = "  - write: {confirm: never}\n"
     assert lints(CLEAN, one_agent("write", "unwrite", facts=write_unconfirmed)) == [
         "write: write_without_confirmation: a write that asks for no confirmation "
-        "(confirm: false), though every write is confirmed by a person"
+        "(confirm: never), though every write is confirmed by a person"
     ]
     assert "write_without_confirmation" not in LINT_TEXTS  # the chapter's table stays its own
     assert lints(CLEAN, one_agent("write", "unwrite")) == []
     # An irreversible write unconfirmed is the chapter's lint, said once.
-    facts = "  - announce: {confirm: false}\n"
+    facts = "  - announce: {confirm: never}\n"
     assert [line.split(": ")[1] for line in lints(CLEAN, one_agent("announce", facts=facts))] == [
         "irreversible_without_confirmation"
     ]

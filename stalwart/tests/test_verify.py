@@ -185,17 +185,17 @@ def test_qg105_a_plain_write_before_another_write(verify: Verify) -> None:
 def test_qg013_an_irreversible_step_unconfirmed_before_a_write_that_is_undone(
     verify: Verify,
 ) -> None:
-    facts = "  - mail: {confirm: false}\n"
+    facts = "  - mail: {confirm: never}\n"
     failing = verify(TOOLS, desk("charge", "refund", "mail", facts=facts))
     assert ("QG013", "mail", ("mail", "charge")) in codes(failing)
     finding = next(f for f in failing.findings if f.code is Code.IRREVERSIBLE_UNWARNED)
     assert finding.text == (
         "mail is irreversible and can come before charge, which a failed run would undo, "
-        "but it asks for no confirmation (confirm: false)"
+        "but it asks for no confirmation (confirm: never)"
     )
     assert IRREVERSIBLE_IN_ATOMIC_RUN in finding.fix
     assert verify(TOOLS, desk("charge", "refund", "mail")).passed
-    # Not before a write that is undone: nothing for QG013 (QG014 still says confirm: false).
+    # Not before a write that is undone: nothing for QG013 (QG014 still says confirm: never).
     alone = verify(TOOLS, desk("look", "mail", facts=facts))
     assert [c for c, _, _ in codes(alone)] == ["QG014"]
 
@@ -215,9 +215,9 @@ def test_qg013_asks_the_runtime_whether_the_confirmation_carries_the_sentence(
 
 
 def test_qg014_a_write_nobody_confirms(verify: Verify) -> None:
-    failing = verify(TOOLS, desk("charge", "refund", facts="  - charge: {confirm: false}\n"))
+    failing = verify(TOOLS, desk("charge", "refund", facts="  - charge: {confirm: never}\n"))
     assert codes(failing) == [("QG014", "charge", ("charge",))]
-    assert failing.findings[0].fix == "drop confirm: false from charge in agent.yaml"
+    assert failing.findings[0].fix == "drop confirm: never from charge in agent.yaml"
     assert verify(TOOLS, desk("charge", "refund")).passed
 
 
@@ -321,7 +321,7 @@ def test_verify_passes_the_shop_and_exits_0() -> None:
 
 def test_verify_prints_one_finding_per_line_and_exits_1(project: Write) -> None:
     path = project(
-        TOOLS, desk("look", "charge", "refund", "notify", facts="  - charge: {confirm: false}\n")
+        TOOLS, desk("look", "charge", "refund", "notify", facts="  - charge: {confirm: never}\n")
     )
     result = CliRunner().invoke(main, ["verify", str(path)])
     assert result.exit_code == 1

@@ -51,7 +51,14 @@ from stalwart import logs, texts
 from stalwart._engine.retry import UNDO_BACKOFF
 from stalwart.agent import Agent
 from stalwart.clock import SystemClock
-from stalwart.config import AgentConfig, load_agent, load_project
+from stalwart.config import (
+    ALLOW_OUTSIDE_ENV,
+    AgentConfig,
+    load_agent,
+    load_project,
+    pick_agent,
+    unload_tool_modules,
+)
 from stalwart.errors import AnswerError, ConfigError, OperatorTokenError
 from stalwart.policy.operator_token import write_verifier
 from stalwart.record import open_store
@@ -77,9 +84,18 @@ _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Pat
 
 @click.group()
 @click.version_option(package_name="stalwart", prog_name="stalwart")
-def main() -> None:
+@click.option(
+    "--allow-outside-project",
+    is_flag=True,
+    envvar=ALLOW_OUTSIDE_ENV,
+    show_envvar=True,
+    help="Let agent.yaml name files (rulebook, record, ...) outside its own folder.",
+)
+def main(allow_outside_project: bool) -> None:
     """stalwart: an agent runtime whose every write is confirmed, keyed, recorded and undoable."""
     logs.warnings_to_stderr()
+    if allow_outside_project:
+        os.environ[ALLOW_OUTSIDE_ENV] = "1"  # read by every load, here and in serve's workers
 
 
 @main.command()
@@ -88,13 +104,23 @@ def main() -> None:
 def lint(config: Path, agent_name: str | None) -> None:
     """Print what recovery needs from each write of CONFIG (agent.yaml) and is missing."""
     try:
-        if agent_name is None:
-            lints = lint_project(load_project(config))
-        else:
-            lints = lint_agent(load_agent(config, agent_name))
+        project = load_project(config)
     except ConfigError as error:
         click.echo(str(error), err=True)
         raise SystemExit(EXIT_BAD_CONFIG) from None
+    # Loading imports (runs) the tools' modules; once linted, they and the project's folder
+    # leave the process, so nothing of the project shadows a module imported after.
+    try:
+        if agent_name is None:
+            lints = lint_project(project)
+        else:
+            lints = lint_agent(pick_agent(project, agent_name))
+    except ConfigError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    finally:
+        unload_tool_modules(project)
+        project.close()
     for found in lints:
         click.echo(str(found))
 

@@ -27,10 +27,10 @@ Routes
 
 The checks (each a code; `VERIFY_TEXTS` in texts.py holds their texts and fixes)
     QG013  an irreversible step before a write a failed run would undo, whose
-           confirmation does not say so: it asks for no confirmation (`confirm: false`),
+           confirmation does not say so: it asks for no confirmation (`confirm: never`),
            or its confirmation lacks "Nothing undoes this step, and the steps after it
            cannot undo it." (asked exactly as a run asks it: `others_would_be_undone`).
-    QG014  a write that runs without a person confirming it (`confirm: false`).
+    QG014  a write that runs without a person confirming it (`confirm: never`).
     QG105  a write with neither an undo nor `irreversible`, before another write (of
            another tool: else every plain write would be one, called twice): if that
            write fails, the run cannot undo the first, and nothing says so. An undo tool

@@ -36,8 +36,11 @@ any other key is a tool's name and its value the facts about it: `writes`, `undo
 `irreversible`, `retry_safe`, `confirm`, and `timeout` (seconds a call may take). A
 fact said here replaces the decorator's;
 `undo` and `irreversible` are alternatives, so saying one here drops the other.
-`confirm: false` lets a write run without asking a person (see `confirms`); the lint
-`irreversible_without_confirmation` reports it on irreversible writes.
+`confirm: never` lets a write run without asking a person (see `confirms`); `confirm:
+false` is refused for a write (a boolean is too easily said by accident, and YAML reads
+`no` as false), so a write runs unasked only where agent.yaml says `never` under its name.
+The lints `write_without_confirmation` (QG014) and `irreversible_without_confirmation`
+report every such write.
 
 Relative paths resolve from the yaml's folder. `python:` modules import under their own
 names with that folder on `sys.path` (see `stalwart.tools.sources`), so the project's own
@@ -144,7 +147,7 @@ class AgentConfig:
 
 
 def confirms(spec: ToolSpec) -> bool:
-    """Whether a person confirms this tool's calls: every write, unless `confirm: false`."""
+    """Whether a person confirms this tool's calls: every write, unless `confirm: never`."""
     return spec.writes and bool(spec.extra.get("confirm", True))
 
 
@@ -158,9 +161,16 @@ def unload_tool_modules(project: ProjectConfig) -> None:
     unload_python_sources(project.folder, project.modules)
 
 
-def load_agent(path: str | Path, agent: str | None = None) -> AgentConfig:
-    """The one agent of the file, or the one named; ConfigError if that is ambiguous."""
-    project = load_project(path)
+def load_agent(
+    path: str | Path, agent: str | None = None, *, allow_outside_project: bool | None = None
+) -> AgentConfig:
+    """The one agent of the file, or the one named; ConfigError if that is ambiguous.
+    `allow_outside_project` as `load_project` takes it."""
+    return pick_agent(load_project(path, allow_outside_project=allow_outside_project), agent)
+
+
+def pick_agent(project: ProjectConfig, agent: str | None) -> AgentConfig:
+    """The project's one agent, or the one named; ConfigError if that is ambiguous."""
     names = ", ".join(project.agents)
     if agent is None:
         if len(project.agents) > 1:
@@ -177,14 +187,27 @@ def load_agent(path: str | Path, agent: str | None = None) -> AgentConfig:
     return project.agents[agent]
 
 
-def load_project(path: str | Path) -> ProjectConfig:
-    """Read agent.yaml, import its tool sources, read its rulebook, check it all."""
+def load_project(path: str | Path, *, allow_outside_project: bool | None = None) -> ProjectConfig:
+    """Read agent.yaml, import its tool sources, read its rulebook, check it all.
+
+    The files agent.yaml names (the rulebook, the record, the operator token's verifier,
+    instructions, the users file) must be inside the yaml's folder: an agent.yaml from
+    somewhere else cannot make stalwart read or write `../../etc/passwd`.
+    `allow_outside_project=True` allows it; None reads `ALLOW_OUTSIDE_ENV` ("1": allow),
+    which `stalwart --allow-outside-project` sets.
+    """
     source = Path(path).resolve()
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(str(source), "", f"cannot read the file: {error.strerror}") from error
-    return _Loader(source, text).load()
+    if allow_outside_project is None:
+        allow_outside_project = os.environ.get(ALLOW_OUTSIDE_ENV) == "1"
+    return _Loader(source, text, allow_outside=allow_outside_project).load()
+
+
+# The environment variable that allows agent.yaml's files outside its folder ("1").
+ALLOW_OUTSIDE_ENV = "STALWART_ALLOW_OUTSIDE_PROJECT"
 
 
 # --- the raw shape, checked by pydantic -----------------------------------------------
@@ -235,7 +258,8 @@ class _RawFacts(_Raw):
     undo: Any = None  # a tool name or a _RawUndo, told apart by hand for a clear error
     irreversible: bool | None = None
     retry_safe: bool | None = None
-    confirm: bool | None = None
+    # `never` lets a write run unasked; `false` is refused for a write (see _lay_facts).
+    confirm: bool | Literal["never"] | None = None
     timeout: int | float | None = None
 
 
@@ -263,15 +287,29 @@ _ENV_VALUE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9
 
 
 class _Loader:
-    def __init__(self, source: Path, text: str) -> None:
+    def __init__(self, source: Path, text: str, *, allow_outside: bool = False) -> None:
         self.source = source
         self.file = str(source)
         self.folder = source.parent
+        self.allow_outside = allow_outside
         self.document = YamlDocument(self.file, text)
         self.connections: list[McpConnection] = []
 
     def error(self, loc: Loc, expected: str, *, at_key: bool = False) -> ConfigError:
         return self.document.error(loc, expected, at_key=at_key)
+
+    def _inside(self, path: Path, loc: Loc) -> Path:
+        """`path` (resolved, links followed) if it is inside the project's folder, or the
+        caller allowed files outside it; else a ConfigError at `loc`."""
+        if self.allow_outside or path.is_relative_to(self.folder):
+            return path
+        raise self.error(loc, texts.outside_project(str(path), str(self.folder), ALLOW_OUTSIDE_ENV))
+
+    def _serve(self, raw: RawServe | None) -> ServeConfig:
+        serve = serve_config(raw, self.folder)
+        if serve.users is not None:
+            self._inside(serve.users, ("serve", "users"))
+        return serve
 
     def load(self) -> ProjectConfig:
         try:
@@ -306,7 +344,7 @@ class _Loader:
             operator_token=operator_token,
             modules=tuple(name for _, name in modules),
             prices=types.MappingProxyType(self._prices(raw.prices)),
-            serve=serve_config(raw.serve, self.folder),
+            serve=self._serve(raw.serve),
             connections=tuple(self.connections),
         )
         for name, raw_agent in raw.agents.items():
@@ -497,7 +535,7 @@ class _Loader:
             if raw.irreversible:
                 changes["undo"] = None
         if raw.confirm is not None:
-            changes["extra"] = {**spec.extra, "confirm": raw.confirm}
+            changes["extra"] = {**spec.extra, "confirm": raw.confirm is True}
         if isinstance(spec, McpToolSpec):
             # What agent.yaml said of a server's tool, so the lints know what is hint alone.
             said = [fact for fact in ("writes", "retry_safe") if getattr(raw, fact) is not None]
@@ -507,10 +545,15 @@ class _Loader:
             laid = dataclasses.replace(spec, **changes)
         except ToolDefinitionError as error:
             raise self.error(loc, str(error)) from None
-        if raw.confirm is False and not laid.writes:
+        if raw.confirm in (False, "never") and not laid.writes:
             raise self.error(
                 (*loc, "confirm"), "only a write is confirmed; a read never asks", at_key=True
             )
+        if raw.confirm is False:
+            # Chapter 34 has every write confirmed by a person. A boolean is too easy to
+            # say by accident (YAML reads `no` and `off` as false, a copied block carries
+            # it along): running a write unasked takes the word `never`, per tool.
+            raise self.error((*loc, "confirm"), texts.confirm_false_refused(laid.name))
         return laid
 
     def _undo(self, value: Any, loc: Loc) -> UndoSpec | None:
@@ -544,7 +587,7 @@ class _Loader:
     def _rulebook(self, path_text: str | None, catalogue: Mapping[str, ToolSpec]) -> Rulebook:
         if path_text is None:
             return Rulebook(source=None)
-        path = (self.folder / path_text).resolve()
+        path = self._inside((self.folder / path_text).resolve(), ("rulebook",))
         if not path.is_file():
             raise self.error(("rulebook",), f"expected a rulebook file, found none at {path}")
         rulebook = load_rulebook(path)
@@ -572,14 +615,14 @@ class _Loader:
                 ("record",),
                 f"expected a SQLite path, ':memory:' or a postgresql:// URL, got {record!r}",
             )
-        return str((self.folder / record).resolve())
+        return str(self._inside((self.folder / record).resolve(), ("record",)))
 
     def _operator_token(self, path_text: str | None) -> Path:
         if path_text is None:
             return self.folder / f"{self.source.stem}.operator-token"
         if not path_text.strip():
             raise self.error(("operator_token",), "expected the path of a verifier file")
-        return (self.folder / path_text).resolve()
+        return self._inside((self.folder / path_text).resolve(), ("operator_token",))
 
     def _agent(self, name: str, raw: _RawAgent, project: ProjectConfig) -> AgentConfig:
         loc: Loc = ("agents", name)
@@ -614,7 +657,7 @@ class _Loader:
     def _instructions(self, raw: str | _RawInstructionsFile | None, loc: Loc) -> str | None:
         if raw is None or isinstance(raw, str):
             return raw or None
-        path = (self.folder / raw.file).resolve()
+        path = self._inside((self.folder / raw.file).resolve(), (*loc, "file"))
         try:
             return path.read_text(encoding="utf-8").strip() or None
         except OSError as error:

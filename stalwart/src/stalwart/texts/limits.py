@@ -38,3 +38,35 @@ def too_many_steps(count: int, limit: int) -> str:
         f"This turn asks for {count} steps; one turn is read into at most {limit}. "
         f"Split it into several turns. Nothing was done."
     )
+
+
+# --- agent.yaml from somewhere else (config/yamldoc.py, config/loader.py) ---
+
+
+def yaml_too_many_aliases(limit: int) -> str:
+    return f"more than {limit} aliases (*name): refused, as an alias bomb would be"
+
+
+def yaml_too_large(limit: int) -> str:
+    return (
+        f"the document, its aliases expanded, has more than {limit:,} values: refused, as "
+        f"an alias bomb would be"
+    )
+
+
+def yaml_too_deep() -> str:
+    return "the document is nested too deeply to be read"
+
+
+def outside_project(path: str, folder: str, env: str) -> str:
+    return (
+        f"expected a path inside the project folder {folder}, got {path}; files outside it "
+        f"are read or written only when allowed (stalwart --allow-outside-project, or {env}=1)"
+    )
+
+
+def confirm_false_refused(tool: str) -> str:
+    return (
+        f"{tool} is a write, and every write is confirmed by a person (chapter 34); to let it "
+        f"run without asking, say confirm: never under {tool} (lint and verify report it)"
+    )

@@ -33,7 +33,7 @@ EXTRA_LINT_TEXTS: Mapping[str, str] = {
     ),
     "binding_not_in_schema": "{argument} <- {source}, which its schema does not have",
     "write_without_confirmation": (
-        "a write that asks for no confirmation (confirm: false), though every write is "
+        "a write that asks for no confirmation (confirm: never), though every write is "
         "confirmed by a person"
     ),
 }

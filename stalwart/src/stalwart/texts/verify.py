@@ -14,13 +14,13 @@ VERIFY_TEXTS: Mapping[str, tuple[str, str]] = {
     "QG013": (
         "{tool} is irreversible and can come before {later}, which a failed run would undo, "
         "but {why}",
-        "let a person confirm {tool} (drop confirm: false), so its confirmation says: "
+        "let a person confirm {tool} (drop confirm: never), so its confirmation says: "
         + IRREVERSIBLE_IN_ATOMIC_RUN,
     ),
     "QG014": (
-        "{tool} is a write that runs without a person confirming it (confirm: false); "
+        "{tool} is a write that runs without a person confirming it (confirm: never); "
         "every write is confirmed by a person",
-        "drop confirm: false from {tool} in agent.yaml",
+        "drop confirm: never from {tool} in agent.yaml",
     ),
     "QG105": (
         "{tool} is a write with neither an undo nor irreversible; if {later} fails after it, "
@@ -51,7 +51,7 @@ VERIFY_TEXTS: Mapping[str, tuple[str, str]] = {
     ),
 }
 
-VERIFY_NOT_CONFIRMED = "it asks for no confirmation (confirm: false)"
+VERIFY_NOT_CONFIRMED = "it asks for no confirmation (confirm: never)"
 VERIFY_NOT_WARNED = f"its confirmation does not say: {IRREVERSIBLE_IN_ATOMIC_RUN}"
 
 

@@ -15,9 +15,9 @@ Decisions the chapter leaves open:
 - "Idempotency" is `retry_safe`: a write that takes an `idempotency_key` but is not
   marked retry-safe is still sent once, so it is still `write_not_retry_safe`.
 - `irreversible_without_confirmation`: every write is confirmed unless agent.yaml says
-  `confirm: false` under its name; an irreversible write that says so is linted.
+  `confirm: never` under its name; an irreversible write that says so is linted.
 - `write_without_confirmation` (stalwart's own, not the chapter's): any other write that
-  says `confirm: false`, since chapter 34 has every write confirmed by a person
+  says `confirm: never`, since chapter 34 has every write confirmed by a person
   (`stalwart verify` reports it as QG014).
 - `compensation_not_retry_safe` fires only for an undo that is a write: a read is
   always retried.

@@ -43,8 +43,10 @@ def import_tool_module(folder: Path, name: str) -> types.ModuleType:
     if local is not None:
         _refuse_collision(top, local)
         if str(folder) not in sys.path:
-            # Kept on the path: tools may import more of their package later.
-            sys.path.insert(0, str(folder))
+            # Kept on the path: tools may import more of their package later. Last, not
+            # first: a `json.py` in the project's folder must not shadow the standard
+            # library's, or any installed module, for the rest of the process.
+            sys.path.append(str(folder))
     importlib.invalidate_caches()
     try:
         module = importlib.import_module(name)
