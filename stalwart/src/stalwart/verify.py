@@ -31,6 +31,8 @@ The checks (each a code; `VERIFY_TEXTS` in texts.py holds their texts and fixes)
            or its confirmation lacks "Nothing undoes this step, and the steps after it
            cannot undo it." (asked exactly as a run asks it: `others_would_be_undone`).
     QG014  a write that runs without a person confirming it (`confirm: never`).
+    QG015  an MCP tool whose server lists other annotations or schemas than when it was
+           first seen (`tools/mcp_seen.py`).
     QG105  a write with neither an undo nor `irreversible`, before another write (of
            another tool: else every plain write would be one, called twice): if that
            write fails, the run cannot undo the first, and nothing says so. An undo tool
@@ -84,6 +86,7 @@ from .record.schema import CallRow, CallStatus
 from .selector import Reading, read_turn
 from .tools import IDEMPOTENCY_KEY_PARAM, ToolSpec
 from .tools.lints import result_fields
+from .tools.mcp_seen import changed
 
 DEFAULT_MAX_STEPS = 4
 
@@ -94,6 +97,7 @@ Reader = Callable[[str, Sequence[ToolSpec]], Reading]
 class Code(StrEnum):
     IRREVERSIBLE_UNWARNED = "QG013"
     WRITE_NOT_CONFIRMED = "QG014"
+    MCP_TOOL_CHANGED = "QG015"
     WRITE_NOT_UNDOABLE = "QG105"
     UNDO_REFUSED = "QG106"
     UNDO_UNBOUND = "QG107"
@@ -218,6 +222,7 @@ class _Checks:
         specs = [self.tools[name] for name in route]
         last = specs[-1]
         yield from self._not_confirmed(route, last)
+        yield from self._mcp_changed(route, last)
         if len(route) < 2:
             return
         for index, spec in enumerate(specs[:-1]):
@@ -234,6 +239,14 @@ class _Checks:
     def _not_confirmed(self, route: Route, spec: ToolSpec) -> Iterator[Finding]:
         if spec.writes and not confirms(spec):
             yield self._finding(Code.WRITE_NOT_CONFIRMED, spec.name, route)
+
+    def _mcp_changed(self, route: Route, spec: ToolSpec) -> Iterator[Finding]:
+        differs = changed(spec)
+        if differs:
+            seen = str(spec.extra["mcp"].get("seen", ""))
+            yield self._finding(
+                Code.MCP_TOOL_CHANGED, spec.name, route, changes="; ".join(differs), file=seen
+            )
 
     def _not_undoable(self, route: Route, write: ToolSpec, later: ToolSpec) -> Iterator[Finding]:
         if write.undo is None and not write.irreversible and write.name not in self.undo_tools:

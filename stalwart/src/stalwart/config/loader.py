@@ -76,6 +76,7 @@ from stalwart.models.pricing import Price, PriceTable
 from stalwart.policy.rulebook import Rulebook, load_rulebook
 from stalwart.tools import ToolSpec, UndoSpec, parse_undo
 from stalwart.tools.mcp import McpConnection, McpServer, McpToolSpec, mcp_source
+from stalwart.tools.mcp_seen import compare_with_first_seen
 from stalwart.tools.sources import MODULE_NAME, SOURCE_KEYS, python_source, unload_python_sources
 
 from .yamldoc import Loc, YamlDocument
@@ -492,6 +493,7 @@ class _Loader:
             except ToolSourceError as error:
                 raise self.error(loc, str(error)) from None
             self.connections.append(connection)
+            served = compare_with_first_seen(self.source, server, served)
             for tool_name, spec in served.items():
                 if tool_name in catalogue:
                     raise self.error(

@@ -32,6 +32,10 @@ EXTRA_LINT_TEXTS: Mapping[str, str] = {
         "after an ambiguous failure; say retry_safe: under its name"
     ),
     "binding_not_in_schema": "{argument} <- {source}, which its schema does not have",
+    "mcp_tool_changed": (
+        "its MCP server lists it differently from when it was first seen ({changes}); read "
+        "the change, then delete its entry in {file} to accept it"
+    ),
     "write_without_confirmation": (
         "a write that asks for no confirmation (confirm: never), though every write is "
         "confirmed by a person"

@@ -22,6 +22,11 @@ VERIFY_TEXTS: Mapping[str, tuple[str, str]] = {
         "every write is confirmed by a person",
         "drop confirm: never from {tool} in agent.yaml",
     ),
+    "QG015": (
+        "{tool} is an MCP tool its server lists differently from when it was first seen "
+        "({changes})",
+        "read the change, then delete {tool}'s entry in {file} to accept it",
+    ),
     "QG105": (
         "{tool} is a write with neither an undo nor irreversible; if {later} fails after it, "
         "the run cannot undo {tool}, and nothing says so",

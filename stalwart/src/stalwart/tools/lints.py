@@ -48,6 +48,7 @@ from stalwart import texts
 from stalwart.config import AgentConfig, ProjectConfig, confirms
 from stalwart.tools import ToolSpec, UndoSpec
 from stalwart.tools.mcp import result_schema
+from stalwart.tools.mcp_seen import changed
 from stalwart.tools.paths import in_schema, parse_path
 
 
@@ -239,6 +240,14 @@ def binding_not_in_schema(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
             yield context.lint("binding_not_in_schema", spec, argument=argument, source=source)
 
 
+def mcp_tool_changed(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    """An MCP tool whose server lists other annotations or schemas than when first seen."""
+    differs = changed(spec)
+    if differs:
+        seen = str(spec.extra["mcp"].get("seen", ""))
+        yield context.lint("mcp_tool_changed", spec, changes="; ".join(differs), file=seen)
+
+
 def _from_hint(spec: ToolSpec, fact: str) -> bool:
     """Whether an MCP tool's fact came from its server's hints, agent.yaml silent on it."""
     said = spec.extra.get("mcp")
@@ -246,6 +255,7 @@ def _from_hint(spec: ToolSpec, fact: str) -> bool:
 
 
 LINTS: tuple[Callable[[ToolSpec, _Context], Iterator[Lint]], ...] = (
+    mcp_tool_changed,
     read_from_hint,
     retry_safe_from_hint,
     binding_not_in_schema,
