@@ -44,3 +44,21 @@ EXTRA_LINT_TEXTS: Mapping[str, str] = {
 
 # What `<from>` says when an argument of the undo has no source at all.
 UNBOUND_SOURCE = "nothing (no argument or result field named {argument})"
+
+
+# What `mcp_tool_changed` and QG015 say changed (tools/mcp_seen.py).
+MCP_SCHEMA_CHANGED: Mapping[str, str] = {
+    "input_schema": "its input schema",
+    "output_schema": "its output schema",
+}
+
+
+def mcp_hint_changed(hint: str, before: object, now: object) -> str:
+    """`readOnlyHint true -> false`; a hint the server no longer gives is `(none)`."""
+    return f"{hint} {_hint_shown(before)} -> {_hint_shown(now)}"
+
+
+def _hint_shown(value: object) -> str:
+    if value is None:
+        return "(none)"
+    return "true" if value is True else "false" if value is False else str(value)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import texts
 from .mcp import McpServer, McpToolSpec
 from .spec import ToolSpec
 
@@ -50,13 +51,10 @@ def changes(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
     was, is_ = before.get("annotations") or {}, now.get("annotations") or {}
     for hint in sorted(set(was) | set(is_)):
         if was.get(hint) != is_.get(hint):
-            found.append(f"{hint} {_shown(was.get(hint))} -> {_shown(is_.get(hint))}")
-    for part, said in (
-        ("input_schema", "its input schema"),
-        ("output_schema", "its output schema"),
-    ):
+            found.append(texts.mcp_hint_changed(hint, was.get(hint), is_.get(hint)))
+    for part in ("input_schema", "output_schema"):
         if before.get(part) != now.get(part):
-            found.append(said)
+            found.append(texts.MCP_SCHEMA_CHANGED[part])
     return found
 
 
@@ -95,10 +93,6 @@ def changed(spec: ToolSpec) -> tuple[str, ...]:
     """What changed in an MCP tool since its server first listed it (empty: nothing)."""
     said = spec.extra.get("mcp")
     return tuple(said.get("changed", ())) if isinstance(said, Mapping) else ()
-
-
-def _shown(value: Any) -> str:
-    return "(none)" if value is None else json.dumps(value)
 
 
 def _read(path: Path) -> dict[str, Any]:
