@@ -2,7 +2,8 @@
 
 `on_terminal` forks the command onto a new pty (its controlling terminal, so getpass reads
 it), types `lines` as prompts appear, and returns the exit code and everything the
-terminal showed. `without_terminal` runs it with pipes only (stdin not a tty).
+terminal showed. `Terminal` keeps a program on a pty for a conversation (`stalwart chat`):
+`expect` a text, `send` keys. `without_terminal` runs it with pipes only (stdin not a tty).
 """
 
 from __future__ import annotations
@@ -98,3 +99,39 @@ def without_terminal(
         start_new_session=True,  # no controlling terminal to fall back on
     )
     return Ran(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+class Terminal:
+    """A program on a pty: `expect` reads until a text shows (bounded), `send` types."""
+
+    def __init__(self, *command: str, cwd: Path, env: Mapping[str, str] | None = None) -> None:
+        self.master, slave = os.openpty()
+        self.process = subprocess.Popen(
+            command, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, close_fds=True,
+            env={**_environment(env), "TERM": "xterm"},
+        )  # fmt: skip
+        os.close(slave)
+        self.seen = ""
+
+    def expect(self, text: str, limit_secs: float = 30.0) -> str:
+        while text not in self.seen:
+            ready, _, _ = select.select([self.master], [], [], limit_secs)
+            if not ready:
+                raise AssertionError(f"never saw {text!r}; the screen:\n{self.seen}")
+            try:
+                chunk = os.read(self.master, 4096).decode("utf-8", "replace")
+            except OSError:  # the program ended
+                raise AssertionError(f"ended before {text!r}; the screen:\n{self.seen}") from None
+            self.seen += chunk.replace("\r\n", "\n")
+        before, _, after = self.seen.partition(text)
+        self.seen = after
+        return before
+
+    def send(self, keys: str) -> None:
+        os.write(self.master, keys.encode("utf-8"))
+
+    def close(self) -> int:
+        try:
+            return self.process.wait(20)
+        finally:
+            os.close(self.master)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import select
-import subprocess
 from pathlib import Path
 
 import pytest
+from terminal import Terminal
 
 from .serve_support import (
     FIRST_ORDER,
@@ -22,45 +20,10 @@ from .serve_support import (
 pytestmark = pytest.mark.acceptance
 
 
-class Terminal:
-    """A program on a pty: `expect` reads until a text shows (bounded), `send` types."""
-
-    def __init__(self, *command: str, cwd: Path) -> None:
-        self.master, slave = os.openpty()
-        self.process = subprocess.Popen(
-            command, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, close_fds=True,
-            env={**os.environ, OPERATOR_ENV: OPERATOR_TOKEN, "TERM": "xterm"},
-        )  # fmt: skip
-        os.close(slave)
-        self.seen = ""
-
-    def expect(self, text: str, limit_secs: float = 30.0) -> str:
-        while text not in self.seen:
-            ready, _, _ = select.select([self.master], [], [], limit_secs)
-            if not ready:
-                raise AssertionError(f"never saw {text!r}; the screen:\n{self.seen}")
-            try:
-                chunk = os.read(self.master, 4096).decode("utf-8", "replace")
-            except OSError:  # the program ended
-                raise AssertionError(f"ended before {text!r}; the screen:\n{self.seen}") from None
-            self.seen += chunk.replace("\r\n", "\n")
-        before, _, after = self.seen.partition(text)
-        self.seen = after
-        return before
-
-    def send(self, keys: str) -> None:
-        os.write(self.master, keys.encode("utf-8"))
-
-    def close(self) -> int:
-        try:
-            return self.process.wait(20)
-        finally:
-            os.close(self.master)
-
-
 def test_chat_in_a_terminal_answers_with_single_keys(tmp_path: Path) -> None:
     desk = write_desk(tmp_path / "desk")
-    chat = Terminal(STALWART, "chat", str(desk.yaml), "--user", "alice", cwd=desk.folder)
+    chat = Terminal(STALWART, "chat", str(desk.yaml), "--user", "alice", cwd=desk.folder,
+                    env={OPERATOR_ENV: OPERATOR_TOKEN})  # fmt: skip
     try:
         chat.expect("you> ")
         chat.send(FIRST_ORDER + "\n")
