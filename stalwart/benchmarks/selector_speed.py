@@ -6,7 +6,7 @@ best of several batches (a shared machine's slow moments make the others slower,
 best one). Two figures:
 
 - warm: the desk's usual traffic, turns of shapes read before (the shape memo in
-  `selector/core.py` takes the same tool and the same tokens, with the new values);
+  `selector/memo.py` takes the same tool and the same tokens, with the new values);
 - cold: every clause read from scratch (the memo emptied before each turn), the cost of
   a turn worded as never before.
 
@@ -27,7 +27,7 @@ SHOP = HERE.parent / "examples" / "shop"
 
 from stalwart.config import load_agent  # noqa: E402
 from stalwart.selector import GRAMMAR, read_turn  # noqa: E402
-from stalwart.selector.core import vocabulary_memo  # noqa: E402
+from stalwart.selector.vocabulary import vocabulary_memo  # noqa: E402
 
 AIM_TURNS_PER_SEC = 10_000
 BATCHES = 7

@@ -7,7 +7,7 @@
 - Splitting a turn is the plain definition (every separator outside a quoted string),
   done in one scan; the English separator never starts a match where one starting
   earlier would have been found (inside a run of spaces), so no run is scanned twice.
-- The shape memo (`selector/core.py`) changes no reading: a turn read after one of the
+- The shape memo (`selector/memo.py`) changes no reading: a turn read after one of the
   same shape reads as it does with the memo emptied.
 """
 
@@ -32,9 +32,9 @@ from test_selector_properties import (
 )
 
 from stalwart.selector import read_turn
-from stalwart.selector.core import vocabulary_memo
 from stalwart.selector.english import GRAMMAR
 from stalwart.selector.tokens import QUOTED, split_clauses
+from stalwart.selector.vocabulary import vocabulary_memo
 from stalwart.tools import ToolSpec
 
 SHOP = shop_specs()

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from selector_toolsets import home, hotel, library, shop_specs, specs
 
 from stalwart.selector import read_turn
-from stalwart.selector.core import vocabulary
 from stalwart.selector.english import GRAMMAR
+from stalwart.selector.vocabulary import vocabulary
 from stalwart.tools import ToolSpec
 
 pytestmark = pytest.mark.unit

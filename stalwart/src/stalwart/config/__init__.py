@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from .loader import (
-    ALLOW_OUTSIDE_ENV,
-    AgentConfig,
-    ModelSelector,
-    ProjectConfig,
-    confirms,
-    load_agent,
-    load_project,
-    pick_agent,
-    unload_tool_modules,
-)
+from .catalogue import unload_tool_modules
+from .loader import load_agent, load_project, pick_agent
+from .project import AgentConfig, ModelSelector, ProjectConfig, confirms
+from .reading import ALLOW_OUTSIDE_ENV
 
 __all__ = [
     "ALLOW_OUTSIDE_ENV",

@@ -40,7 +40,7 @@ def too_many_steps(count: int, limit: int) -> str:
     )
 
 
-# --- agent.yaml from somewhere else (config/yamldoc.py, config/loader.py) ---
+# --- agent.yaml from somewhere else (config/yamldoc.py, config/reading.py) ---
 
 
 def yaml_too_many_aliases(limit: int) -> str:

@@ -1,0 +1,140 @@
+"""What the selector's core knows of a tool: the stems of its name, of its docstring's
+first paragraph and of its parameters' names, with each parameter's type; worked out once
+per tool set and kept, since an agent reads every turn over the same tools.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stalwart.tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec
+
+from .grammar import Grammar
+from .memo import ShapeMemo
+from .tokens import word_parts
+
+
+@dataclass(frozen=True)
+class ParamWords:
+    """What the core reads of one parameter: its name's stems and its value's type."""
+
+    param: Param
+    kind: Any  # the type its value is converted to: the hint less Optional (str for Any)
+    stems: tuple[str, ...]  # the stems of its name's words: check_in gives check, in
+    joined: str  # the name as one lower-case word: "check_in" (said "check_in", "check-in")
+
+    @property
+    def name(self) -> str:
+        return self.param.name
+
+    @staticmethod
+    def of(param: Param, grammar: Grammar) -> ParamWords:
+        base = param.base_type
+        return ParamWords(
+            param=param,
+            kind=str if base is Any else base,
+            stems=tuple(grammar.stem(part) for part in _name_parts(param.name)),
+            joined=param.name.lower(),
+        )
+
+
+@dataclass(frozen=True)
+class ToolWords:
+    """A tool's stemmed vocabulary: its name's words, its docstring summary's words, and
+    its parameters' names and types. Worked out once per tool set (`vocabulary`)."""
+
+    spec: ToolSpec
+    name_stems: frozenset[str]
+    doc_stems: frozenset[str]
+    params: tuple[ParamWords, ...]  # as declared, less idempotency_key
+    by_length: tuple[ParamWords, ...]  # longest names first: the order names are sought in
+    has_int: bool  # whether any parameter takes an int
+    # Tools with equal signatures bind a clause's values the same way (`Binding`).
+    signature: Hashable
+
+    @staticmethod
+    def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
+        params = tuple(
+            ParamWords.of(p, grammar) for p in spec.params if p.name != IDEMPOTENCY_KEY_PARAM
+        )
+        name_stems = _content_stems(spec.name, grammar)
+        doc_stems = _content_stems(spec.summary, grammar)
+        return ToolWords(
+            spec=spec,
+            name_stems=name_stems,
+            doc_stems=doc_stems,
+            params=params,
+            by_length=tuple(sorted(params, key=lambda p: -len(p.stems))),
+            has_int=any(p.kind is int for p in params),
+            signature=_signature(spec, params),
+            stems=name_stems | doc_stems,
+        )
+
+    # Every stem that can vote for the tool: a clause saying none cannot match it.
+    stems: frozenset[str]
+
+
+def _signature(spec: ToolSpec, params: tuple[ParamWords, ...]) -> Hashable:
+    """What binding a clause's values reads of a tool: its parameters' names, types and
+    whether each is required, in order."""
+    signature = tuple((p.name, p.kind, p.param.required) for p in params)
+    try:
+        hash(signature)
+    except TypeError:  # a hint that cannot be hashed: the tool shares its binding with none
+        return ("tool", id(spec))
+    return signature
+
+
+def _content_stems(text: str, grammar: Grammar) -> frozenset[str]:
+    words = word_parts(text)
+    return frozenset(grammar.stem(w) for w in words if w not in grammar.stop_words)
+
+
+_VOCABULARY_CACHE_SIZE = 64
+_Known = tuple[tuple[ToolSpec, ...], Grammar, tuple[ToolWords, ...], ShapeMemo]
+_vocabularies: dict[tuple[int, ...], _Known] = {}
+_vocabularies_guard = threading.Lock()
+
+
+def vocabulary(tools: Sequence[ToolSpec], grammar: Grammar) -> tuple[ToolWords, ...]:
+    """The words of these tools (first of each name), worked out once per tool set."""
+    return vocabulary_memo(tools, grammar)[0]
+
+
+def vocabulary_memo(
+    tools: Sequence[ToolSpec], grammar: Grammar
+) -> tuple[tuple[ToolWords, ...], ShapeMemo]:
+    """The words of these tools (first of each name), worked out once per tool set.
+
+    An agent reads every turn over the same tools, and stemming their names, docstrings
+    and parameters again for each turn was most of the selector's time. The specs and
+    the grammar are frozen, so the words are keyed by their identity; each entry holds
+    the objects it is keyed by, so no identity is reused while the entry lives.
+    """
+    unique = _unique(tools)
+    key = (id(grammar), *map(id, unique))
+    with _vocabularies_guard:
+        known = _vocabularies.get(key)
+    if known is not None:
+        return known[2], known[3]
+    words = tuple(ToolWords.of(spec, grammar) for spec in unique)
+    memo = ShapeMemo()
+    with _vocabularies_guard:
+        if len(_vocabularies) >= _VOCABULARY_CACHE_SIZE:
+            del _vocabularies[next(iter(_vocabularies))]  # the oldest tool set
+        _vocabularies[key] = (tuple(unique), grammar, words, memo)
+    return words, memo
+
+
+def _name_parts(name: str) -> list[str]:
+    return [part for part in name.lower().split("_") if part]
+
+
+def _unique(tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    seen: dict[str, ToolSpec] = {}
+    for spec in tools:
+        seen.setdefault(spec.name, spec)
+    return list(seen.values())
