@@ -13,7 +13,9 @@ by `PLAN[tool]` (in-process) or by files beside the module (across processes):
   catch) before / after the call took effect.
 
 Files: `block-<tool>` makes a send touch `started-<tool>` and wait until the process is
-killed; `fail-<tool>` makes a send raise RuntimeError. Every send appends
+killed; `fail-<tool>` makes a send raise RuntimeError. `ON_SEND` holds a test's hooks,
+each called with the tool's name inside every send before the service acts (what happens
+elsewhere meanwhile: another worker taking the session over). Every send appends
 "<tool> <key> <try>" to `keys.log`; `APPLIED` maps each key the service acted on to
 its answer, as a real idempotent service keeps it, and `DONE` lists each effect once.
 """
@@ -37,6 +39,7 @@ APPLIED = {}  # key -> answer: what the service did, once per key
 DONE = []  # (tool, key, answer) of every effect the service had, in order
 KEY_PARAMS = []  # the idempotency_key parameter charge_card was given
 FAIL = set()
+ON_SEND = []  # a test's: called with the tool's name inside every send, before it acts
 
 
 class SimulatedCrash(BaseException):
@@ -54,6 +57,8 @@ def _serve(name, answer):
             time.sleep(0.01)
     if (HERE / f"fail-{name}").exists():
         raise RuntimeError(f"{name} is down")
+    for hook in ON_SEND:
+        hook(name)
     behaviour = PLAN[name].pop(0) if PLAN.get(name) else "ok"
     if behaviour == "timeout":
         raise TimeoutError(f"{name} timed out")

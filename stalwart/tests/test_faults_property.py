@@ -1,26 +1,33 @@
-"""For any failures (in doubt or not, on writes and on undos), answers and crashes, the
-chapter's invariant holds: every write that took effect ends undone exactly once, listed
-as not undoable, decided by a person, kept by a run that ended well, or pending in a
-stuck run; and no write or undo took effect twice.
+"""For any failures (in doubt or not, on writes and on undos), answers, crashes and lost
+leases, the chapter's invariant holds: every write that took effect ends undone exactly
+once, listed as not undoable, decided by a person, kept by a run that ended well, or
+pending in a stuck run; and no write or undo took effect twice.
 
 Real runs of the service's tools (tests/service.py: an idempotent service that acts once
 per key and keeps every effect in `DONE`) on a real SQLite record. A crash is a
 `SimulatedCrash` the engine does not catch, before or after the service acted; the next
-call is made by a new Agent, as another worker would. (Lost leases are not generated:
-leases are not implemented yet.)
+call is made by a new Agent, as another worker would. A lost lease is another worker
+taking the session over while a call is inside the service (at a send drawn at random,
+whatever that send then does): the session's lock is swept away (the lock folder beside
+the database removed, as a clean-up job would) and a worker whose clock is past the lease
+resumes the run; the first worker's call then goes on as planned, its next commit raises
+LeaseLost and writes nothing, and the worker that took over goes on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from service import turn, write_service_project
 
-from stalwart import FakeClock, QuestionPending
-from stalwart.record.sqlite import SQLiteStore
+from stalwart import Agent, FakeClock, LeaseLost, QuestionPending
+from stalwart.record.lease import LEASE_SECS
+from stalwart.record.sqlite import SQLiteStore, lock_folder
 
 WRITES = ["charge_card", "book_slot", "send_note", "stamp_form"]
 UNDOS = {"charge_card": "refund_card", "book_slot": "free_slot"}
@@ -41,36 +48,82 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         for tool in [*WRITES, *UNDOS.values()]
     }
     answers = draw(st.lists(st.integers(min_value=0, max_value=9), min_size=30, max_size=30))
-    return {"steps": steps, "plan": plan, "answers": answers}
+    # The send (1st, 2nd, ...) inside which another worker takes the lease over: none in a
+    # run that sends less.
+    taken_at = draw(st.integers(min_value=1, max_value=3))
+    return {"steps": steps, "plan": plan, "answers": answers, "taken_at": taken_at}
 
 
-def _drive(project: Any, steps: list[str], answers: list[int]) -> Any:
+class _Workers:
+    """The worker advancing the session now, and the one that took its lease mid-call."""
+
+    def __init__(self, project: Any, database: Path, taken_at: int) -> None:
+        self.project = project
+        self.database = database
+        self.agent: Agent = project.agent(clock=FakeClock())
+        self.taken_by: Agent | None = None
+        self.taken_at = taken_at
+        self.sends = 0
+
+    def take_over(self, tool: str) -> None:
+        """Inside the `taken_at`-th send (of `agent`): another worker, on a clock past its
+        lease, finds the lock gone and resumes the run."""
+        self.sends += 1
+        if self.sends != self.taken_at:
+            return
+        event(f"a lease taken over inside {tool}")
+        late = FakeClock(start=self.agent.clock.now() + LEASE_SECS + 1)
+        self.taken_by = self.project.agent(clock=late)
+        shutil.rmtree(lock_folder(str(self.database)))
+        # Should it stop too, the run is left for the next worker.
+        with contextlib.suppress(self.project.module.SimulatedCrash):
+            self.taken_by.pending("u")
+
+    def next_worker(self) -> None:
+        """`agent` stopped: the worker that took its lease over goes on, or a new one."""
+        self.agent = self.taken_by or self.project.agent(clock=FakeClock())
+        self.taken_by = None
+
+    def lost_lease(self) -> None:
+        """`agent` raised LeaseLost: only after a takeover; the worker that took over goes on."""
+        assert self.taken_by is not None, "a worker lost a lease nobody took"
+        self.agent, self.taken_by = self.taken_by, None
+
+
+def _drive(workers: _Workers, steps: list[str], answers: list[int]) -> Any:
     """Start the run and answer every question at random until it ends or stops stuck
-    with nothing more to answer; a crash hands the session to a new worker."""
-    module = project.module
+    with nothing more to answer; a crash hands the session to a new worker, a lost lease
+    to the worker that took it."""
+    module = workers.project.module
     text = turn(*((tool, number) for number, tool in enumerate(steps, 1)))
-    agent = project.agent(clock=FakeClock())
     started = False
     reply: Any = None
     for pick in answers:
+        agent = workers.agent
+        ended = False
         try:
             if not started:
                 started = True
                 reply = agent.chat(text, user="u")
             elif reply is None or not reply.waiting:
                 reply = agent.pending("u")
-                if reply is None or not reply.waiting:
-                    return reply
+                ended = reply is None or not reply.waiting
             else:
                 kind = reply.waiting[0].kind
                 choices = ANSWERS[kind]
                 reply = agent.answer_current("u", choices[pick % len(choices)])
         except module.SimulatedCrash:
-            agent = project.agent(clock=FakeClock())  # another worker takes it up
+            workers.next_worker()  # another worker takes it up
+            reply = None
+        except LeaseLost:
+            workers.lost_lease()
             reply = None
         except QuestionPending:
             reply = agent.pending("u")
-    return agent.pending("u")
+        assert workers.taken_by is None, "a worker whose lease was taken committed"
+        if ended:
+            break
+    return workers.agent.pending("u")
 
 
 def _check_invariant(project: Any, folder: Path, final: Any) -> None:
@@ -139,13 +192,14 @@ def test_every_write_ends_undone_once_listed_decided_or_pending(
 ) -> None:
     folder = tmp_path_factory.mktemp("faults")
     project = write_service_project(folder)
-    first = project.agent(clock=FakeClock())
+    workers = _Workers(project, folder / "record.sqlite", scenario["taken_at"])
     module = project.module
     assert module is not None
     module.PLAN.update({tool: list(faults) for tool, faults in scenario["plan"].items()})
+    module.ON_SEND.append(workers.take_over)
     try:
-        final = _drive(project, scenario["steps"], scenario["answers"])
+        final = _drive(workers, scenario["steps"], scenario["answers"])
         _check_invariant(project, folder, final)
     finally:
-        for opened in [first, *project.agents]:
+        for opened in project.agents:
             opened.close()
