@@ -60,22 +60,23 @@ def lose_lock(location: str) -> None:
 
 
 def set_holder(location: str, session: str, holder: str, expires: float) -> None:
-    """Write a lease row as a worker elsewhere would have left it."""
+    """Write a lease row as a worker elsewhere would have left it: its holder, and the lock
+    it holds there (not one this machine's workers can hold)."""
     if location.startswith("postgresql"):
         import psycopg
 
         with psycopg.connect(location, autocommit=True) as db:
             db.execute(
-                'UPDATE leases SET holder = %s, expires = %s WHERE "session" = %s',
-                (holder, expires, session),
+                'UPDATE leases SET holder = %s, expires = %s, lock = %s WHERE "session" = %s',
+                (holder, expires, "elsewhere/lock", session),
             )
     else:
         import sqlite3
 
         with sqlite3.connect(location) as db:
             db.execute(
-                'UPDATE leases SET holder = ?, expires = ? WHERE "session" = ?',
-                (holder, expires, session),
+                'UPDATE leases SET holder = ?, expires = ?, lock = ? WHERE "session" = ?',
+                (holder, expires, "elsewhere/lock", session),
             )
 
 
@@ -150,6 +151,100 @@ def test_a_lease_given_back_is_taken_at_once_with_the_next_token(location: str) 
         store.close()
 
 
+def test_a_lock_that_commits_nothing_writes_no_lease_and_the_next_takes_it_at_once(
+    location: str,
+) -> None:
+    """The lease is taken by the call's first commit: a look under the lock writes nothing,
+    and a lock whose holder lives on but let it go is proof enough for the next."""
+    a, b = open_store(location), open_store(location)
+    try:
+        with a.lock("s", clock=FakeClock()) as looked:
+            assert looked.token == 1
+        assert _lease_row(location, "s") is None
+        with a.lock("s", clock=FakeClock()) as lease:
+            a.commit(Changes(sessions=[_session("s")]))
+        # Left as it was on SQLite, where the lock file proves it ended; given back with
+        # the unlock on PostgreSQL, where a connection closed takes its backend along.
+        given_back = location.startswith("postgresql")
+        assert (_lease_row(location, "s") or ())[:2] == (1, "" if given_back else lease.holder)
+        # A holder nobody here can judge (on PostgreSQL, as if its give-back was lost): the
+        # lock its lease names proves it let the lock go, the very lock file B flocks, the
+        # backend still running that no longer holds the advisory lock B holds.
+        _lost_give_back(location, "s", "elsewhere/boot/1/4242/99/ab")
+        with b.lock("s", wait=False, clock=FakeClock()) as taken:  # A lives on: not busy
+            assert taken.token == 2
+            b.commit(Changes(runs=[_run("s", "done")]))
+        assert (_lease_row(location, "s") or ())[:2] == (2, "" if given_back else taken.holder)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_call_on_sqlite_makes_no_durable_commit_for_its_lease(tmp_path: Path) -> None:
+    """Each lock's lease rides the call's own commits: as many durable transactions as
+    commits, none to take the lease and none to give it back (issue 17)."""
+    store = open_store(str(tmp_path / "record.sqlite"))
+    written: list[str] = []
+    store._db.set_trace_callback(written.append)  # type: ignore[attr-defined]
+    try:
+        for number in range(3):
+            with store.lock("s", clock=FakeClock()):
+                store.commit(Changes(sessions=[_session("s")], runs=[_run("s", "waiting")]))
+                store.commit(Changes(runs=[_run("s", "done")]))
+            assert store.commits == 2 * (number + 1)
+        inside, durable, alone = False, 0, []  # alone: writes outside BEGIN ... COMMIT
+        for sql in written:
+            if sql == "BEGIN IMMEDIATE":
+                inside = True
+            elif sql in ("COMMIT", "ROLLBACK"):
+                durable += sql == "COMMIT"
+                inside = False
+            elif not inside and sql.split()[0] in ("INSERT", "UPDATE", "DELETE"):
+                alone.append(sql)
+        assert (durable, alone) == (store.commits, [])
+        assert store.commits == 6
+    finally:
+        store.close()
+
+
+def _lost_give_back(location: str, session: str, holder: str) -> None:
+    """The lease held by `holder`, live on the test's clocks, under the lock it names."""
+    expires = FakeClock().now() + LEASE_SECS
+    if location.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as db:
+            db.execute(
+                'UPDATE leases SET holder = %s, expires = %s WHERE "session" = %s',
+                (holder, expires, session),
+            )
+        return
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(location)) as lite, lite:
+        lite.execute(
+            'UPDATE leases SET holder = ?, expires = ? WHERE "session" = ?',
+            (holder, expires, session),
+        )
+
+
+def _lease_row(location: str, session: str) -> tuple[Any, ...] | None:
+    sql = 'SELECT "token", "holder", "expires" FROM "leases" WHERE "session" = '
+    if location.startswith("postgresql"):
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as db:
+            found = db.execute(sql + "%s", (session,)).fetchone()
+    else:
+        import sqlite3
+        from contextlib import closing
+
+        with closing(sqlite3.connect(location)) as lite:
+            found = lite.execute(sql + "?", (session,)).fetchone()
+    return None if found is None else tuple(found)
+
+
 def test_a_lease_of_a_killed_process_is_taken_at_once_and_one_held_elsewhere_waits(
     location: str, tmp_path: Path
 ) -> None:
@@ -173,6 +268,7 @@ def test_a_lease_of_a_killed_process_is_taken_at_once_and_one_held_elsewhere_wai
         now = FakeClock(start=time.time())  # within the killed holder's lease
         with store.lock("s", wait=False, clock=now) as lease:  # its holder is gone
             assert lease.token == 2
+            store.commit(Changes(sessions=[_session("s")]))  # the lease is written with it
         # A holder on another machine cannot be judged gone: its lease must expire.
         set_holder(location, "s", "elsewhere/boot/1/4242/99/ab", now.now() + LEASE_SECS)
         with pytest.raises(SessionBusy), store.lock("s", wait=False, clock=now):

@@ -8,37 +8,37 @@ serve the same runtime, and one contract test suite runs against both.
 Contract
 --------
 - `load(session)` returns everything the record holds for one session (its row, its
-  runs, its calls in `seq` order, its messages in `seq` order), or None when the
-  session has never been recorded. It reads committed data only.
+  runs, its calls in `seq` order, its messages in `seq` order), or None when the session
+  has never been recorded. It reads committed data only.
 - `commit(changes)` writes every row of `changes` in ONE transaction, atomically and
-  durably: when it returns, the rows survive a crash of this process and of the
-  machine (SQLite: WAL with synchronous=FULL; PostgreSQL: a committed transaction).
-  Each row is an upsert by its table's key (`schema.TABLES`): a row with a key
-  already recorded replaces it whole. An empty `Changes` commits nothing and does not
-  count. Each real commit adds one to `commits` (the benchmark counts them). Each commit
-  moves the `version` of every session it touches on by one, in its own transaction,
-  whatever the rows given say (a new session row is written with its own).
+  durably: when it returns, the rows survive a crash of this process and of the machine
+  (SQLite: WAL with synchronous=FULL; PostgreSQL: a committed transaction). Each row is
+  an upsert by its table's key (`schema.TABLES`): a row with a key already recorded
+  replaces it whole. An empty `Changes` commits nothing and does not count. Each real
+  commit adds one to `commits` (the benchmark counts them). Each commit moves the
+  `version` of every session it touches on by one, in its own transaction, whatever the
+  rows given say (a new session row is written with its own).
 - A backend may answer `load` under the session's lock from a copy kept in process
   memory, only when the version it read right after the lock was had is the one the copy
   was kept at (`cache.py`): a change made by any other process or store object wins.
 - `lock(session, wait=True, clock=None)` is a context manager giving the caller the sole
   right to advance that session until it exits, across threads and processes: a second
-  `lock` of the same session blocks until the first is released (or raises
-  `SessionBusy` after the backend's wait limit; with `wait=False`, at once, when another
-  holds it). A lock whose holder dies is released (SQLite: an flock on a file;
-  PostgreSQL: an advisory lock held by the holder's connection). Under the lock the
-  caller takes the session's lease (`record/lease.py`), which the context manager
-  gives: its fencing token, its expiry on `clock`, renewed by every commit and by the
-  store's heartbeat. A lock had while another holder's lease is live (its lock ended,
-  it did not) raises `SessionBusy`. `commit` inside a held lock does NOT release it:
-  the runtime commits the in-flight record, sends the call, and commits the outcome
-  while holding one lock.
-- Every commit of a thread holding a session's lease is fenced: in the one statement
-  the commit makes, its token must still be the lease's, or nothing is written and it
-  raises `LeaseLost` (code `lease_lost`).
+  `lock` of the same session blocks until the first is released (or raises `SessionBusy`
+  after the backend's wait limit; with `wait=False`, at once, when another holds it). A
+  lock whose holder dies is released (SQLite: an flock on a file; PostgreSQL: an
+  advisory lock held by the holder's connection). Under the lock the caller holds the
+  session's lease (`record/lease.py`), which the context manager gives: its fencing
+  token, its expiry on `clock`; the call's first commit takes it, and every commit and
+  the store's heartbeat renew it. A lock had while another holder's lease is live (its
+  lock ended, it did not) raises `SessionBusy`. `commit` inside a held lock does NOT
+  release it: the runtime commits the in-flight record, sends the call, and commits the
+  outcome while holding one lock.
+- Every commit of a thread holding a session's lease is fenced: in the one statement the
+  commit makes, its token must still be the lease's, or nothing is written and it raises
+  `LeaseLost` (code `lease_lost`).
 - `sessions_with_runs_in(states)` names every session with a run in one of `states`,
-  sorted (committed data; no lock). `stalwart resume` uses it to find runs whose
-  process stopped mid-way.
+  sorted (committed data; no lock). `stalwart resume` uses it to find runs whose process
+  stopped mid-way.
 - `close()` releases the backend's connections.
 
 The runtime always does `with store.lock(s): record = store.load(s); ...; store.commit(...)`,

@@ -17,14 +17,35 @@ lease, a row of the `leases` table:
 - `version`, one more with every commit of the session, so a cache of its state can
   tell whether it is still current.
 
-A worker that has the lock takes the lease when it is free (released by its last holder),
-expired, or held by a holder that is gone: a process on this machine (the same boot, the
-same process namespace) whose pid no longer runs the process that took it, or a holder in
-this very process whose lock has ended (its lease could not be given back: the database
-was gone at that moment). A dead process can
-send and commit nothing, so taking its lease at once is as safe as waiting for it to
-expire, and a run left by a killed worker is resumed without a wait. Any other live lease
-is `SessionBusy`: `stalwart resume` and `resume_all` skip the session and go on.
+A worker that has the lock may take the lease when it is free, expired, ended, or held by
+a holder that is gone:
+
+- ended: its holder's lock has ended, and this worker's lock proves it. Each lease names the
+  lock it was taken under (`lock`): on SQLite the lock file's identity (device, inode and
+  change time), on PostgreSQL the server's backend that holds the advisory lock (its pid
+  and start). A worker holding the very lock file the lease names holds what its holder
+  held; a backend that still runs but no longer holds the advisory lock (this worker does)
+  let it go. A holder lets its lock go only once its call is over, so the next holder's
+  lock is the proof, and a call makes no more durable commits than its record needs. On
+  PostgreSQL, where closing a connection ends its backend (and the proof with it), the
+  lease is also given back with the unlock, in the same round trip, its commit not waited
+  for on the server's disk: it is no row of the record, and one lost in a crash only
+  makes the next holder wait for the lease to expire.
+- gone: a process on this machine (the same boot, the same process namespace) whose pid
+  no longer runs the process that took it, or a holder in this very process whose lock has
+  ended. A dead process can send and commit nothing, so taking its lease at once is as safe
+  as waiting for it to expire, and a run left by a killed worker is resumed without a wait.
+
+Any other live lease (its lock lost while its holder may still be inside a call: a lock
+folder swept away, a backend ended by a restart or a failover) is `SessionBusy`:
+`stalwart resume` and `resume_all` skip the session and go on.
+
+The lease is read with the lock, in the same round trip. An ended lease is taken by the
+call's first commit, in the commit's one statement (the fence takes it from the token read,
+and writes nothing if another worker took it since); a call that commits nothing (a look,
+a refusal) writes no lease, and a tool is sent only after a commit, so by then its token is
+recorded. A lease taken from a holder that may live on (expired, or gone) is taken at once,
+in a commit of its own, so that holder is fenced from that moment.
 
 Time is compared on the clocks of the workers: their clocks must agree to well within a
 lease (`lease_secs`, 30 seconds by default), as NTP keeps them.
@@ -40,10 +61,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .. import texts
 from ..clock import Clock, SystemClock
+from ..errors import SessionBusy
 
 LEASE_SECS = 30.0  # how long a lease lasts unless renewed
-RELEASED = ""  # the holder of a lease its last holder gave back
+RELEASED = ""  # the holder of a lease given back
 
 
 @dataclass
@@ -56,6 +79,11 @@ class Lease:
     expires: float
     clock: Clock = field(default_factory=SystemClock)
     secs: float = LEASE_SECS
+    lock: str = ""  # the lock it is held under (see the module)
+    # The token the record had when the lock was had: the first commit takes the lease
+    # from it (`taken` then), or writes nothing when another worker has since.
+    seen_token: int = 0
+    taken: bool = False
 
     def renewed_until(self) -> float:
         """The expiry a renewal made now gives."""
@@ -69,13 +97,35 @@ class Seen:
     token: int
     holder: str
     expires: float
+    lock_ended: bool = False  # its lock is provably over (see the module)
+
+
+def ended(seen: Seen | None) -> bool:
+    """Whether nobody can commit under the lease `seen` any more: none, given back, or
+    its lock over. Then the next holder takes it with its first commit; any other lease
+    it takes at once, fencing its last holder, who may live on."""
+    return seen is None or seen.holder == RELEASED or seen.lock_ended
 
 
 def may_take(seen: Seen | None, now: float) -> bool:
     """Whether a worker that has the session's lock may take its lease now."""
-    if seen is None or seen.holder == RELEASED:
+    if ended(seen):
         return True
+    assert seen is not None
     return seen.expires <= now or holder_is_gone(seen.holder)
+
+
+def next_lease(session: str, seen: Seen | None, clock: Clock, secs: float, lock: str) -> Lease:
+    """The lease a worker that just had the session's lock `lock` holds, from the lease it
+    read with it: `SessionBusy` while another's is live. Not yet taken (see the module)."""
+    now = clock.now()
+    if not may_take(seen, now):
+        assert seen is not None
+        raise SessionBusy(texts.lease_held(session, seen.holder, seen.expires - now))
+    held = 0 if seen is None else seen.token
+    return Lease(
+        session, held + 1, holder_identity(), now + secs, clock, secs, lock=lock, seen_token=held
+    )
 
 
 # --- who holds a lease ---

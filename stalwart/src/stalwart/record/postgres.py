@@ -35,7 +35,6 @@ text SQLite stores, so both backends hand back equal values, key order included.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
@@ -63,13 +62,12 @@ from .base import Changes, SessionRecord
 from .cache import MISS, SessionCache
 from .lease import (
     LEASE_SECS,
-    RELEASED,
     Heartbeat,
     Lease,
     Seen,
+    ended,
     holder_ended,
-    holder_identity,
-    may_take,
+    next_lease,
 )
 from .schema import (
     ADDED_COLUMNS,
@@ -150,15 +148,21 @@ _REAL_AT = {
 _BUMP = 'UPDATE "sessions" SET "version" = "version" + 1 WHERE "session" = ANY(%s::text[])'
 # Two statements in one query (bound on the client: the connection's cursors are client
 # cursors): one round trip, and the second's snapshot is taken once the lock is had.
-_LOCK_AND_STAMP = (
-    "SELECT pg_advisory_lock(%s); "
-    'SELECT "version", "created"::text FROM "sessions" WHERE "session" = %s'
+# The second reads the session's version, its lease, whether the backend the lease names
+# as its lock still runs (then it let the lock go: this one has it), and this backend's
+# own name as a lease's lock: its pid and its start, so a pid used again is another.
+_BACKEND = "format('backend/%%s/%%s', {0}.pid, extract(epoch FROM {0}.backend_start))"
+_STAMP_AND_LEASE = (
+    'SELECT s."version", s."created"::text, l."token", l."holder", l."expires", '
+    "EXISTS (SELECT FROM pg_stat_activity a WHERE " + _BACKEND.format("a") + ' = l."lock"), '
+    "(SELECT " + _BACKEND.format("me") + " FROM pg_stat_activity me "
+    "WHERE me.pid = pg_backend_pid()) "
+    'FROM (SELECT 1) one LEFT JOIN "sessions" s ON s."session" = %s '
+    'LEFT JOIN "leases" l ON l."session" = %s'
 )
+_LOCK_AND_STAMP = "SELECT pg_advisory_lock(%s); " + _STAMP_AND_LEASE
 # The same at once (`lock(wait=False)`): the first result says whether the lock was had.
-_TRY_LOCK_AND_STAMP = (
-    "SELECT pg_try_advisory_lock(%s); "
-    'SELECT "version", "created"::text FROM "sessions" WHERE "session" = %s'
-)
+_TRY_LOCK_AND_STAMP = "SELECT pg_try_advisory_lock(%s); " + _STAMP_AND_LEASE
 
 
 def ddl() -> list[str]:
@@ -301,9 +305,10 @@ class PostgresStore:
         if bumped:
             statements.insert(0, _BUMP + " AND EXISTS (SELECT FROM fence)")
             values.insert(0, bumped)
+        fence = _fence_of(lease)
         if lease is not None:  # the fence's values come first, as the fence does
-            values[:0] = [lease.renewed_until(), session, lease.token, lease.holder]
-        sql = _one_statement(lease is not None, tuple(statements))
+            values[:0] = _fence_values(lease)
+        sql = _one_statement(fence, tuple(statements))
 
         def write(connection: psycopg.Connection[Any]) -> int:
             with psycopg.Cursor(connection) as cursor:
@@ -323,6 +328,8 @@ class PostgresStore:
             raise
         with self._counter:
             self.commits += 1
+        if lease is not None:
+            lease.taken = True
         self._cache.committed(changes, lambda row: as_loaded(row, written.get(id(row))))
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
@@ -344,15 +351,16 @@ class PostgresStore:
             # The session's version, read in the same round trip, by a statement of its
             # own after the lock is had (a statement's snapshot is taken when it starts).
             if wait:
-                locked = connection.execute(_LOCK_AND_STAMP, (key, session))
+                locked = connection.execute(_LOCK_AND_STAMP, (key, session, session))
             else:
-                locked = connection.execute(_TRY_LOCK_AND_STAMP, (key, session))
+                locked = connection.execute(_TRY_LOCK_AND_STAMP, (key, session, session))
                 got = locked.fetchone()
                 if not (got and got[0]):
                     raise errors.LockNotAvailable("held by another worker")
             locked.nextset()
             found = locked.fetchone()
-            lease = self._take_lease(connection, session, clock or SystemClock())
+            assert found is not None  # a SELECT from (SELECT 1) gives one row
+            lease = self._lease(connection, session, clock or SystemClock(), found)
         except psycopg.OperationalError as error:
             if not isinstance(error, errors.LockNotAvailable):
                 connection.close()
@@ -377,7 +385,8 @@ class PostgresStore:
         with self._counter:
             self._leases[id(lease)] = lease
         self._heartbeat.start()
-        self._cache.locked(session, None if found is None else (found[0], float(found[1])))
+        version, created = found[0], found[1]
+        self._cache.locked(session, None if version is None else (version, float(created)))
         try:
             yield lease
         finally:
@@ -385,42 +394,35 @@ class PostgresStore:
             stack.remove(held)
             with self._counter:
                 self._leases.pop(id(lease), None)
-            # The lease goes back before the lock, so the next holder of the lock finds it
-            # free; on a lost connection, through another; if none, the lease is this
-            # process's and ended (holder_ended), so the next holder takes it all the same.
-            with contextlib.suppress(RecordUnavailable, psycopg.Error):
-                self._on_a_live_connection(
-                    lambda live: live.execute(_RELEASE_SQL, (RELEASED, session, lease.token)),
-                    held=held,
-                    tries=2,
-                )
             holder_ended(lease.holder)
-            _unlock(held.connection, key)
+            _unlock(held.connection, key, lease)
             self._give_back(held.connection)
 
-    def _take_lease(self, connection: psycopg.Connection[Any], session: str, clock: Clock) -> Lease:
-        """The session's lease (record/lease.py), or SessionBusy while another's is live."""
-        now = clock.now()
-        me = holder_identity()
-        expires = now + self.lease_secs
-        taken = connection.execute(_TAKE_SQL, (session, me, expires, RELEASED, now)).fetchone()
-        if taken is None:
-            found = connection.execute(_LEASE_SQL, (session,)).fetchone()
-            seen = Seen(*found) if found is not None else None
-            if not may_take(seen, now):
-                assert seen is not None
-                raise SessionBusy(texts.lease_held(session, seen.holder, seen.expires - now))
-            assert seen is not None  # its holder is gone: taken from it, if still its
+    def _lease(
+        self, connection: psycopg.Connection[Any], session: str, clock: Clock, found: Any
+    ) -> Lease:
+        """The session's lease (record/lease.py) from what the lock read: to be taken by
+        the first commit when it ended, taken now from a holder that may live on, or
+        SessionBusy while another's is live."""
+        _, _, token, holder, expires, lock_alive, backend = found
+        seen = None if token is None else Seen(int(token), holder, float(expires), lock_alive)
+        lease = next_lease(session, seen, clock, self.lease_secs, str(backend))
+        if not ended(seen):  # from a holder that may live on: fenced from this moment
+            assert seen is not None
             taken = connection.execute(
-                _TAKE_FROM_SQL, (me, expires, session, seen.token)
+                _TAKE_FROM_SQL,
+                (lease.holder, lease.expires, lease.lock, session, lease.seen_token),
             ).fetchone()
             if taken is None:
-                raise SessionBusy(texts.lease_held(session, seen.holder, seen.expires - now))
-        return Lease(session, int(taken[0]), me, expires, clock, self.lease_secs)
+                raise SessionBusy(
+                    texts.lease_held(session, seen.holder, seen.expires - clock.now())
+                )
+            lease.taken = True
+        return lease
 
     def _renew_leases(self) -> None:
         with self._counter:
-            leases = list(self._leases.values())
+            leases = [lease for lease in self._leases.values() if lease.taken]
         if not leases:
             return
         with self._borrowed() as connection:
@@ -543,8 +545,26 @@ def _rows_json(rows: list[dict[str, Any]]) -> str:
         raise psycopg.ProgrammingError(f"cannot store this value: {error}") from error
 
 
+def _fence_of(lease: Lease | None) -> str:
+    """The fence a commit's statement opens with: none outside a lease, the take of the
+    lease by the first commit under it, then its renewal."""
+    if lease is None:
+        return _NO_FENCE
+    return _FENCE_SQL if lease.taken else _TAKE_SQL
+
+
+def _fence_values(lease: Lease) -> list[Any]:
+    until = lease.renewed_until()
+    if lease.taken:
+        return [until, lease.session, lease.token, lease.holder]
+    return [
+        *(lease.session, lease.token, lease.holder, until, lease.lock),
+        *(lease.seen_token, lease.token, lease.holder),
+    ]
+
+
 @functools.lru_cache(maxsize=128)
-def _one_statement(fenced: bool, upserts: tuple[str, ...]) -> str:
+def _one_statement(fence: str, upserts: tuple[str, ...]) -> str:
     """The fence and the upserts as ONE statement, all but the last as data-modifying
     WITH queries.
 
@@ -558,7 +578,7 @@ def _one_statement(fenced: bool, upserts: tuple[str, ...]) -> str:
     lock orders the commit after a take-over in progress.
     """
     *first, last = upserts
-    queries = [f"fence AS ({_FENCE_SQL if fenced else _NO_FENCE})"]
+    queries = [f"fence AS ({fence})"]
     queries += [f"u{n} AS ({sql})" for n, sql in enumerate(first)]
     return "WITH " + ", ".join(queries) + " " + last
 
@@ -589,17 +609,20 @@ class _Held:
 
 _T = TypeVar("_T")
 
-# The lease's statements (record/lease.py).
+# The lease's statements (record/lease.py). The first commit under a lease takes it from
+# the token its lock read (or finds it its own: the same commit, sent again after its
+# answer was lost); later ones renew it while it is theirs. Each matches no row once
+# another worker took the lease, and then the commit writes nothing.
 _TAKE_SQL = (
-    'INSERT INTO "leases" ("session", "token", "holder", "expires") '
-    "VALUES (%s, 1, %s, %s) "
-    'ON CONFLICT ("session") DO UPDATE SET "token" = "leases"."token" + 1, '
-    '"holder" = excluded."holder", "expires" = excluded."expires" '
-    'WHERE "leases"."holder" = %s OR "leases"."expires" <= %s RETURNING "token"'
+    'INSERT INTO "leases" ("session", "token", "holder", "expires", "lock") '
+    "VALUES (%s, %s, %s, %s, %s) "
+    'ON CONFLICT ("session") DO UPDATE SET "token" = excluded."token", '
+    '"holder" = excluded."holder", "expires" = excluded."expires", "lock" = excluded."lock" '
+    'WHERE "leases"."token" = %s OR ("leases"."token" = %s AND "leases"."holder" = %s) '
+    'RETURNING "token"'
 )
-_LEASE_SQL = 'SELECT "token", "holder", "expires" FROM "leases" WHERE "session" = %s'
 _TAKE_FROM_SQL = (
-    'UPDATE "leases" SET "token" = "token" + 1, "holder" = %s, "expires" = %s '
+    'UPDATE "leases" SET "token" = "token" + 1, "holder" = %s, "expires" = %s, "lock" = %s '
     'WHERE "session" = %s AND "token" = %s RETURNING "token"'
 )
 _FENCE_SQL = (
@@ -609,8 +632,11 @@ _FENCE_SQL = (
 # A commit outside any lease (a test, a tool of the record's own): not fenced.
 _NO_FENCE = "SELECT 1"
 _RENEW_SQL = 'UPDATE "leases" SET "expires" = %s WHERE "session" = %s AND "token" = %s'
-_RELEASE_SQL = (
-    'UPDATE "leases" SET "holder" = %s, "expires" = 0 WHERE "session" = %s AND "token" = %s'
+_GIVE_BACK_AND_UNLOCK = (
+    "BEGIN; SET LOCAL synchronous_commit = off; "
+    'UPDATE "leases" SET "holder" = \'\', "expires" = 0 '
+    'WHERE "session" = %s AND "token" = %s AND "holder" = %s; '
+    "COMMIT; SELECT pg_advisory_unlock(%s)"
 )
 
 
@@ -621,9 +647,21 @@ def _session_of(changes: Changes) -> str:
     raise ValueError("an empty commit names no session")
 
 
-def _unlock(connection: psycopg.Connection[Any], key: int) -> None:
+def _unlock(connection: psycopg.Connection[Any], key: int, lease: Lease | None = None) -> None:
+    """Let the session's lock go, giving its lease back in the same round trip.
+
+    The lease goes back first, so the next holder of the lock finds it free; its commit
+    is not waited for on the server's disk (`synchronous_commit` off for it alone): it is
+    no row of the record, and one lost in a server crash only leaves the next holder to
+    prove the lease ended (its backend still runs) or wait for it to (record/lease.py).
+    """
     try:
-        connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        if lease is not None and lease.taken:
+            connection.execute(
+                _GIVE_BACK_AND_UNLOCK, (lease.session, lease.token, lease.holder, key)
+            )
+        else:
+            connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
     except psycopg.Error:
         connection.close()  # the lock went with the connection
 

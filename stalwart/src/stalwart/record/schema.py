@@ -156,6 +156,7 @@ class LeaseRow:
     token: int
     holder: str
     expires: float
+    lock: str | None = None  # the lock it was taken under (`record/lease.py`)
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,7 @@ TABLES: tuple[Table, ...] = (
         },
         ("session",),
     ),
-    # Written only by the stores' own statements (taking, renewing, releasing a lease,
+    # Written only by the stores' own statements (taking and renewing a lease,
     # and every commit's fence), never as a row of `Changes`.
     Table(
         "leases",
@@ -261,6 +262,7 @@ TABLES: tuple[Table, ...] = (
             "token": "int",
             "holder": "text",
             "expires": "real",
+            "lock": "text",
         },
     ),
 )
@@ -276,6 +278,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("calls", "doubted", 0),
     ("sessions", "identity", None),
     ("calls", "undo", None),
+    ("leases", "lock", None),
 )
 
 Row = TypeVar("Row")

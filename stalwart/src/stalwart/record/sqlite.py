@@ -10,7 +10,6 @@ in-process.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import os
@@ -30,13 +29,12 @@ from .base import Changes, SessionRecord
 from .cache import MISS, SessionCache
 from .lease import (
     LEASE_SECS,
-    RELEASED,
     Heartbeat,
     Lease,
     Seen,
+    ended,
     holder_ended,
-    holder_identity,
-    may_take,
+    next_lease,
 )
 from .schema import (
     ADDED_COLUMNS,
@@ -139,7 +137,6 @@ _UPSERTS = {table.row: upsert_sql(table) for table in TABLES}
 # Every commit moves the version of each session it touches on by one; a session row the
 # commit upserts has it moved by its upsert (or written, when the row is new).
 _BUMP = 'UPDATE "sessions" SET "version" = "version" + 1 WHERE "session" = ?'
-_STAMP = 'SELECT "version", "created" FROM "sessions" WHERE "session" = ?'
 
 _MOVES = {table.row: moves_sql(table) for table in TABLES}
 _SELECTS = {
@@ -219,14 +216,9 @@ class SQLiteStore:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
-                    # The fence first: a holder whose lease ended writes nothing.
-                    if (
-                        lease is not None
-                        and self._db.execute(
-                            _FENCE_SQL, (lease.renewed_until(), session, lease.token, lease.holder)
-                        ).rowcount
-                        != 1
-                    ):
+                    # The fence first: a holder whose lease ended writes nothing. The call's
+                    # first commit takes the lease, from the token read with the lock.
+                    if lease is not None and self._fence(lease).rowcount != 1:
                         raise LeaseLost(texts.lease_lost(session, lease.token))
                     for row_type, rows in _by_table(changes):
                         if not rows:
@@ -251,6 +243,8 @@ class SQLiteStore:
                 self._cache.failed(changes)
                 raise
             self.commits += 1
+            if lease is not None:
+                lease.taken = True
         self._cache.committed(changes, lambda row: as_loaded(row, written.get(id(row))))
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
@@ -276,17 +270,16 @@ class SQLiteStore:
             raise self._busy(session)
         try:
             if self._memory:
-                with self._stamped(session), self._leased(session, clock or SystemClock()) as lease:
+                with self._leased(session, clock or SystemClock(), f"memory/{id(self)}") as lease:
                     yield lease
                 return
             descriptor = self._open_lock_file(session)
             try:
                 self._flock(descriptor, session, deadline)
                 try:
-                    with (
-                        self._stamped(session),
-                        self._leased(session, clock or SystemClock()) as lease,
-                    ):
+                    with self._leased(
+                        session, clock or SystemClock(), _file_lock(descriptor)
+                    ) as lease:
                         yield lease
                 finally:
                     fcntl.flock(descriptor, fcntl.LOCK_UN)
@@ -296,21 +289,18 @@ class SQLiteStore:
             thread_lock.release()
 
     @contextmanager
-    def _stamped(self, session: str) -> Iterator[None]:
-        """While the lock is held: the session's version as the record has it now, read
-        once the lock is had, so a copy kept here is used only if nobody changed it."""
+    def _leased(self, session: str, clock: Clock, lock: str) -> Iterator[Lease]:
+        """While the lock is held: the session's lease, to be taken by the first commit,
+        and the session's version as the record has it now, read once the lock is had,
+        so a copy kept here is used only if nobody changed it (`cache.py`)."""
         with self._guard:
-            found = self._db.execute(_STAMP, (session,)).fetchone()
-        self._cache.locked(session, None if found is None else (found[0], float(found[1])))
-        try:
-            yield
-        finally:
-            self._cache.released(session)
-
-    @contextmanager
-    def _leased(self, session: str, clock: Clock) -> Iterator[Lease]:
-        """The session's lease, taken under its lock and given back before the lock is."""
-        lease = self._take_lease(session, clock)
+            found = self._db.execute(_STAMP_AND_LEASE, (session, session)).fetchone()
+        version, created, token, holder, expires, locked_by = found
+        seen = None if token is None else Seen(token, holder, expires, locked_by == lock)
+        lease = next_lease(session, seen, clock, self.lease_secs, lock)
+        if not ended(seen):
+            self._take_now(lease)  # from a live holder: fenced from this moment
+        self._cache.locked(session, None if version is None else (version, float(created)))
         stack = self._held_stack()
         stack.append(lease)
         with self._guard:
@@ -319,37 +309,44 @@ class SQLiteStore:
         try:
             yield lease
         finally:
+            self._cache.released(session)
             _drop(stack, lease)
             with self._guard:
                 self._leases.pop(id(lease), None)
-                # A closed store: the lease is this process's, and ended (holder_ended).
-                with contextlib.suppress(sqlite3.Error):
-                    self._db.execute(_RELEASE_SQL, (RELEASED, session, lease.token))
+            # Not given back by a write: the next holder of this lock proves it ended.
             holder_ended(lease.holder)
 
-    def _take_lease(self, session: str, clock: Clock) -> Lease:
-        now = clock.now()
-        me = holder_identity()
+    def _take_now(self, lease: Lease) -> None:
+        """Take the lease in a commit of its own: its last holder lives on, or may, and
+        commits nothing from now on."""
         with self._guard:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                found = self._db.execute(_LEASE_SQL, (session,)).fetchone()
-                seen = Seen(*found) if found is not None else None
-                if not may_take(seen, now):
-                    assert seen is not None
-                    raise SessionBusy(texts.lease_held(session, seen.holder, seen.expires - now))
-                token = (seen.token if seen is not None else 0) + 1
-                expires = now + self.lease_secs
-                self._db.execute(_TAKE_SQL, (session, token, me, expires))
+                taken = self._fence(lease).rowcount == 1
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
-        return Lease(session, token, me, expires, clock, self.lease_secs)
+            self._db.execute("COMMIT" if taken else "ROLLBACK")
+        if not taken:  # another worker took it since this lock read it
+            raise SessionBusy(texts.lease_held(lease.session, "another worker", self.lease_secs))
+        lease.taken = True
+
+    def _fence(self, lease: Lease) -> sqlite3.Cursor:
+        """The first statement of a commit under a lease: it takes the lease, the first
+        time, from the token read with the lock, else renews it while it is still ours."""
+        until = lease.renewed_until()
+        if not lease.taken:
+            return self._db.execute(
+                _TAKE_SQL,
+                (lease.session, lease.token, lease.holder, until, lease.lock, lease.seen_token),
+            )
+        return self._db.execute(_FENCE_SQL, (until, lease.session, lease.token, lease.holder))
 
     def _renew_leases(self) -> None:
         with self._guard:
             for lease in list(self._leases.values()):
+                if not lease.taken:
+                    continue  # nothing written under it yet: nothing to keep
                 lease.expires = lease.renewed_until()
                 self._db.execute(_RENEW_SQL, (lease.expires, lease.session, lease.token))
 
@@ -413,19 +410,31 @@ class SQLiteStore:
         return [from_values(row_type, values) for values in found]
 
 
-# The lease's statements (record/lease.py). The fence renews the lease; it matches no
-# row once another worker took the lease.
-_LEASE_SQL = 'SELECT "token", "holder", "expires" FROM "leases" WHERE "session" = ?'
+# The lease's statements (record/lease.py). The take matches no row once another worker
+# took the lease after this one's lock read it, and the fence none once another took it.
+_STAMP_AND_LEASE = (
+    'SELECT s."version", s."created", l."token", l."holder", l."expires", l."lock" '
+    'FROM (SELECT 1) LEFT JOIN "sessions" s ON s."session" = ? '
+    'LEFT JOIN "leases" l ON l."session" = ?'
+)
 _TAKE_SQL = (
-    'INSERT INTO "leases" ("session", "token", "holder", "expires") '
-    'VALUES (?, ?, ?, ?) ON CONFLICT ("session") DO UPDATE SET '
-    '"token" = excluded."token", "holder" = excluded."holder", "expires" = excluded."expires"'
+    'INSERT INTO "leases" ("session", "token", "holder", "expires", "lock") '
+    'VALUES (?, ?, ?, ?, ?) ON CONFLICT ("session") DO UPDATE SET '
+    '"token" = excluded."token", "holder" = excluded."holder", '
+    '"expires" = excluded."expires", "lock" = excluded."lock" '
+    'WHERE "leases"."token" = ?'
 )
 _FENCE_SQL = (
     'UPDATE "leases" SET "expires" = ? WHERE "session" = ? AND "token" = ? AND "holder" = ?'
 )
 _RENEW_SQL = 'UPDATE "leases" SET "expires" = ? WHERE "session" = ? AND "token" = ?'
-_RELEASE_SQL = 'UPDATE "leases" SET "holder" = ?, "expires" = 0 WHERE "session" = ? AND "token" = ?'
+
+
+def _file_lock(descriptor: int) -> str:
+    """The identity of a flocked lock file, as a lease names its lock: a file made anew
+    (the folder swept away) is another lock, even on a reused inode."""
+    stat = os.fstat(descriptor)
+    return f"file/{stat.st_dev}/{stat.st_ino}/{stat.st_ctime_ns}"
 
 
 def _drop(stack: list[Lease], lease: Lease) -> None:
