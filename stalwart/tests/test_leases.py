@@ -180,6 +180,27 @@ def test_a_lock_that_commits_nothing_writes_no_lease_and_the_next_takes_it_at_on
         b.close()
 
 
+def test_a_holder_that_lost_its_lock_before_its_first_commit_writes_nothing_after_a_rival(
+    location: str,
+) -> None:
+    """Whoever commits first under a lease read as free holds it: a holder whose lock was
+    lost before its first commit (so before it sent anything) finds the rival's token, and
+    its commit writes nothing (issue 17: the lease is taken by the first commit)."""
+    a, b = open_store(location), open_store(location)
+    try:
+        with a.lock("s", clock=FakeClock()) as first:
+            lose_lock(location)
+            with b.lock("s", wait=False, clock=FakeClock()) as rival:
+                assert rival.token == first.token == 1  # both read the lease as free
+                b.commit(Changes(sessions=[_session("s")], runs=[_run("s", "waiting")]))
+            with pytest.raises(LeaseLost):
+                a.commit(Changes(sessions=[_session("s")], runs=[_run("s", "done")]))
+        assert _state(b, "s") == "waiting", "the holder that lost wrote nothing"
+    finally:
+        a.close()
+        b.close()
+
+
 def test_a_call_on_sqlite_makes_no_durable_commit_for_its_lease(tmp_path: Path) -> None:
     """Each lock's lease rides the call's own commits: as many durable transactions as
     commits, none to take the lease and none to give it back (issue 17)."""

@@ -47,6 +47,8 @@ def test_a_holder_whose_connection_is_lost_keeps_its_lease_until_it_is_taken_ove
     clock = FakeClock()
     try:
         with pg_store.lock("s1", clock=clock) as lease:
+            # The lease is the holder's from its first commit (before it sends anything).
+            pg_store.commit(Changes(sessions=[SessionRow("s1", "holder", "desk", 1.0)]))
             with psycopg.connect(pg_url, autocommit=True) as admin:
                 holders = admin.execute(
                     "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
