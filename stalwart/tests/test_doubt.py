@@ -427,3 +427,21 @@ def test_a_charge_refused_at_the_door_fails_the_run(charging_project: Project, c
         f"This run stopped: charge_card failed ({error}). "
         "Nothing had been written, so nothing needed undoing."
     )
+
+
+def test_a_library_imported_after_the_first_failure_is_still_read() -> None:
+    """What each kind of error says is looked up once per set of imported modules: a
+    library imported after the first failure was read is read all the same."""
+    script = (
+        "import sys\n"
+        "from stalwart._engine.doubt import in_doubt\n"
+        "assert 'httpx' not in sys.modules\n"
+        "assert not in_doubt(ValueError('bad'))\n"
+        "import httpx\n"
+        "print(in_doubt(httpx.ReadError('reset')), in_doubt(httpx.ConnectError('refused')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]

@@ -163,6 +163,21 @@ _PRECEDENCE = (Says.NEVER_SENT, Says.IN_DOUBT, Says.LOST_CONNECTION)
 
 
 def _classes(says: Says) -> tuple[type[BaseException], ...]:
+    """The classes of the libraries imported now whose errors say `says`; looked up again
+    only when a module was imported (or dropped) since: every failure is classified."""
+    modules = len(sys.modules)
+    known = _FOUND.get(says)
+    if known is not None and known[0] == modules:
+        return known[1]
+    found = _look_up(says)
+    _FOUND[says] = (modules, found)
+    return found
+
+
+_FOUND: dict[Says, tuple[int, tuple[type[BaseException], ...]]] = {}
+
+
+def _look_up(says: Says) -> tuple[type[BaseException], ...]:
     found: list[type[BaseException]] = [Ambiguous] if says is Says.IN_DOUBT else []
     for rule in RULES:
         if rule.says is not says:
