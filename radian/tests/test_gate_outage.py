@@ -1,7 +1,8 @@
-"""A gate's fetch during a remote outage is a wait, like the delivery check's: the task stays
-review.verifying, no gate_error verdict is written, no retry is used, and the gate runs
-again once its retry_at has passed (issue 14: "A remote outage"). A real bare remote, made
-unreachable by moving it away."""
+"""A gate's fetch, or its integration's push, during a remote outage is a wait, like the
+delivery check's: the task stays review.verifying, no gate_error verdict is written, no retry
+is used, and the gate runs again once its retry_at has passed (issue 14: "A remote outage").
+A real bare remote, made unreachable by moving it away. A push the remote answered and
+refused (a hook) is no outage: it stays gate_error."""
 
 from __future__ import annotations
 
@@ -22,10 +23,12 @@ from radian.arc.store import ArcStore
 pytestmark = pytest.mark.integration
 
 
-def delivered_without_gate(world: GitWorld, clock: FakeClock) -> None:
+def delivered_without_gate(
+    world: GitWorld, clock: FakeClock, integration_commands: tuple[str, ...] = ()
+) -> None:
     """The worker delivers; no gate runs yet (a loop without a verifier)."""
     args = worker_args(world, {"t": {"default": {"files": {"src/calc/ops.py": OPS_WITH_DOUBLE}}}})
-    write_arc_config(world, args, stages=("commands",))
+    write_arc_config(world, args, stages=("commands",), integration_commands=integration_commands)
     add_plan(world, clock, ["t"])
     store = ArcStore(world.repo)
     Loop(store, load_config(world.repo), clock, echo=lambda line: None).run(once=True)
@@ -96,3 +99,77 @@ def test_run_keeps_going_through_the_gates_wait(world: GitWorld, clock: FakeCloc
     assert lines[0].startswith("t gate: remote unreachable -> review.verifying")
     assert any(line.startswith("waiting until ") for line in lines)
     assert task(world, "t").state is State.INTEGRATED, lines
+
+
+def test_a_push_that_cannot_reach_the_remote_waits_and_pushes_when_it_is_back(
+    world: GitWorld, clock: FakeClock
+) -> None:
+    """The remote goes away after the integration's fetch and merge, before its push: the
+    integration command (a real shell command, run between the two) moves it, once."""
+    moved = world.remote.with_name("remote-away.git")
+    marker = world.root / "moved-once"
+    goes_away = f"test -e {marker} || (touch {marker} && mv {world.remote} {moved})"
+    delivered_without_gate(world, clock, integration_commands=(goes_away,))
+    main_before = world.main_sha()
+
+    lines = run_arc(world, clock, once=True)
+
+    first_wait = format_utc_ceil(due_at(clock.now(), 10))
+    assert lines == [
+        f"t gate: remote unreachable -> review.verifying, gate again at {first_wait} "
+        "(no retry used)"
+    ]
+    assert marker.exists() and not world.remote.exists()  # the push itself met the outage
+    waiting = task(world, "t")
+    assert waiting.state is State.VERIFYING
+    assert (waiting.retry_count, waiting.remote_wait_streak, waiting.retry_at) == (0, 1, first_wait)
+    verdicts = all_verdicts(ArcStore(world.repo).task_dir("t"))
+    assert [(verdict.stage, verdict.passed) for verdict in verdicts] == [("commands", True)]
+    integration_log = sorted((ArcStore(world.repo).task_dir("t")).rglob("*integration*.log"))
+    assert integration_log, "the integration stage keeps its log"
+    logged = integration_log[-1].read_text()
+    assert "the remote cannot be reached (no verdict for this stage; the gate waits)" in logged
+    assert "git push: fatal:" in logged
+
+    # Before its retry_at the push is not tried again.
+    assert run_arc(world, clock, once=True) == []
+
+    moved.rename(world.remote)  # the remote is back
+    assert world.main_sha() == main_before  # nothing was pushed during the outage
+    clock.advance(11)
+    done = run_arc(world, clock, once=True)
+
+    integrated = task(world, "t")
+    assert integrated.state is State.INTEGRATED, done
+    assert (integrated.retry_count, integrated.remote_wait_streak, integrated.retry_at) == (
+        0,
+        0,
+        None,
+    )
+    assert "def double" in world.read_main("src/calc/ops.py")
+    stages = [verdict.stage for verdict in all_verdicts(ArcStore(world.repo).task_dir("t"))]
+    assert stages == ["commands", "commands", "integration"]
+
+
+def test_a_push_the_remote_refuses_is_no_outage(world: GitWorld, clock: FakeClock) -> None:
+    """A hook on the remote declines the push: the remote answered, so it is gate_error and
+    the lead's turn, as before; no wait, no retry_at."""
+    delivered_without_gate(world, clock)
+    hook = world.remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho main is frozen >&2\nexit 1\n")
+    hook.chmod(0o755)
+    main_before = world.main_sha()
+
+    lines = run_arc(world, clock, once=True)
+
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(
+        "t integration failed (gate_error) -> review.rework_pending: git push failed:"
+    )
+    assert "remote: main is frozen" in lines[0]  # the hook's own words
+    refused = task(world, "t")
+    assert refused.state is State.REWORK_PENDING
+    assert (refused.retry_count, refused.remote_wait_streak, refused.retry_at) == (0, 0, None)
+    last = all_verdicts(ArcStore(world.repo).task_dir("t"))[-1]
+    assert (last.stage, last.reason) == ("integration", "gate_error")
+    assert world.main_sha() == main_before

@@ -344,3 +344,14 @@ def push_was_rejected(completed: subprocess.CompletedProcess[str]) -> bool:
     """The push failed because the branch moved (non-fast-forward), not for another reason."""
     text = completed.stdout + completed.stderr
     return "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
+
+
+def push_reached_remote(completed: subprocess.CompletedProcess[str]) -> bool:
+    """Did a failed `push_head` get an answer from the remote about the branch?
+
+    With --porcelain, git prints a status line for each ref (flag, tab, refspec, tab, summary)
+    once the remote has answered: rejected for a moved branch, or refused by a hook or by
+    permissions on the remote's side. A push that never reached the remote (moved away, no
+    network, no access to its folder) prints none: that is an outage, not a verdict.
+    """
+    return any(line.count("\t") >= 2 for line in completed.stdout.splitlines())

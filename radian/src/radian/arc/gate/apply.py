@@ -3,8 +3,8 @@
 Under the task's lock, in this order: the attempt's review cost is added to cost_usd and
 total_cost_usd; the attempt result records the gate; then the next state is decided:
 
-- the gate's fetch could not reach the remote: the task stays review.verifying, its gate runs
-  again at retry_at (no verdict applied, no retry used);
+- the gate's fetch or its integration's push could not reach the remote: the task stays
+  review.verifying, its gate runs again at retry_at (no verdict applied, no retry used);
 - the gate passed (integration pushed): done.integrated;
 - a failed gate whose review ran, with a budget used up (by the review's cost or the
   worker's): todo.paused_budget, and no automatic rework;
@@ -89,10 +89,10 @@ def _moved(kind: EventKind, task: Task, text: str) -> Event:
 
 
 def _wait_for_remote(store: ArcStore, task: Task, error: str, clock: Clock) -> Event:
-    """The gate could not reach the remote: the task stays review.verifying and its gate runs
-    again at retry_at (10 s, doubled up to 5 minutes), like the delivery check's wait. No
-    verdict is applied, no retry used; what its reviews cost is added when the gate ends
-    (every verdict of the attempt counts then)."""
+    """The gate could not reach the remote (a fetch, or the integration's push): the task
+    stays review.verifying and its gate runs again at retry_at (10 s, doubled up to 5
+    minutes), like the delivery check's wait. No verdict is applied, no retry used; what its
+    reviews cost is added when the gate ends (every verdict of the attempt counts then)."""
     task.remote_wait_streak += 1
     when = format_utc_ceil(due_at(clock.now(), retry_backoff_secs(task.remote_wait_streak)))
     task.retry_at = when

@@ -7,7 +7,8 @@ Integrations run one at a time per repository (a lock held for the whole stage, 
 processes), so arc's own gates never push past each other; only a push from elsewhere can
 move the target meanwhile. When the push is rejected for that, the stage starts over once
 from a fresh fetch (a new base_sha, a new conflict check, the commands again); a second
-rejection fails with reason `target_moved`.
+rejection fails with reason `target_moved`. A push that never reached the remote (an outage
+between the fetch and the push) is no verdict: RemoteUnreachable, a wait, like a fetch's.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from radian.arc.gate import texts
 from radian.arc.gate.commands import run_commands
 from radian.arc.gate.conflict import check_conflict, fetch_target, integration_lock, remote_lock
 from radian.arc.gate.process import StopRequested
-from radian.arc.gate.stage import GateJob, StageResult, failed, passed
+from radian.arc.gate.stage import GateJob, RemoteUnreachable, StageResult, failed, passed
 from radian.arc.gate.verdict import GATE_ERROR, TARGET_MOVED
 
 ROUNDS = 2  # the first try, and one more after a push rejected for a moved target
@@ -74,8 +75,12 @@ def _integrate(job: GateJob, *, worktree: Path, log_path: Path) -> StageResult:
         if push.returncode == 0:
             detail = texts.integrated(merged_sha or "", job.target_branch)
             return passed(detail, base_sha=base_sha, main_sha=base_sha, integrated_sha=merged_sha)
+        if not git.push_reached_remote(push):
+            # An outage between the fetch and the push: a wait like the fetch's, no verdict;
+            # the gate runs again from a fresh fetch once its retry_at has passed.
+            raise RemoteUnreachable(texts.integration_push_unreachable(push.stderr))
         if not git.push_was_rejected(push):
-            detail = f"git push failed: {(push.stderr or push.stdout).strip()}"
+            detail = texts.integration_push_failed(push.stderr or push.stdout)
             return _with_base(failed(GATE_ERROR, detail), base_sha)
     return _with_base(failed(TARGET_MOVED, texts.integration_moved()), base_sha)
 

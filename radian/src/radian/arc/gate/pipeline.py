@@ -37,8 +37,9 @@ class GateRun:
     attempt_id: str
     verdicts: tuple[Verdict, ...]
     stopped: bool  # Ctrl-C: the run was stopped before its last verdict
-    # The fetch before a stage could not reach the remote: the run stopped there, with no
-    # verdict for that stage; the task waits and its gate runs again (apply_gate).
+    # A fetch before a stage, or the integration's push, could not reach the remote: the run
+    # stopped there, with no verdict for that stage; the task waits and its gate runs again
+    # (apply_gate).
     remote_error: str | None = None
 
     @property

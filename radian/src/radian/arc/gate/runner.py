@@ -4,8 +4,9 @@ on the loop's thread when it collects them.
 A slow gate never blocks the loop from claiming other tasks. A task found in
 review.verifying with no gate running for it in any process (a `run` that was stopped or
 killed) is taken up again: its verdicts are applied when its gate had reached its end, and
-its gate runs again from the first stage otherwise. A gate whose fetch could not reach the
-remote leaves its task review.verifying with a retry_at: it is taken up again from then on.
+its gate runs again from the first stage otherwise. A gate whose fetch or push could not
+reach the remote leaves its task review.verifying with a retry_at: it is taken up again from
+then on.
 """
 
 from __future__ import annotations

@@ -34,9 +34,10 @@ class GateJob:
 
 
 class RemoteUnreachable(Exception):  # noqa: N818 - a wait, not an error of the task
-    """The gate's fetch of the target branch failed: the remote cannot be reached now. The
-    gate run stops without a verdict for that stage; the task stays review.verifying and its
-    gate runs again after a wait (no gate_error, no retry used)."""
+    """The gate's fetch of the target branch, or the integration's push, failed without an
+    answer from the remote: it cannot be reached now. The gate run stops without a verdict
+    for that stage; the task stays review.verifying and its gate runs again after a wait (no
+    gate_error, no retry used)."""
 
 
 @dataclass(frozen=True)

@@ -83,12 +83,20 @@ def integration_moved() -> str:
     return "the push was rejected twice: the target branch kept moving"
 
 
+def integration_push_failed(output: str) -> str:
+    return f"git push failed: {output.strip()}"
+
+
+def integration_push_unreachable(stderr: str) -> str:
+    return f"git push: {stderr.strip() or 'no answer from the remote'}"
+
+
 def integrated(sha: str, target: str) -> str:
     return f"merged as {short(sha)} and pushed to {target}"
 
 
 def gate_remote_unreachable_log(error: str) -> str:
-    return f"the remote cannot be reached (the stage did not run; the gate waits): {error}"
+    return f"the remote cannot be reached (no verdict for this stage; the gate waits): {error}"
 
 
 def gate_error(error: str) -> str:
