@@ -321,3 +321,19 @@ def test_one_run_at_a_time(git_repo: Path, scripted_worker: Worker) -> None:
         1,
         "another radian arc run is working on this repository\n",
     )
+
+
+def test_radian_arc_does_not_import_the_radian_worker_agent() -> None:
+    """Every `radian arc` command starts a `radian` process: importing the command line must
+    not import acp (its schema alone takes seconds), which only `radian worker` needs."""
+    probe = (
+        "import sys, radian.cli; print(sorted(m for m in sys.modules if m.split('.')[0] == 'acp'))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            env=run_env(), timeout=60, check=True)  # fmt: skip
+    assert loaded.stdout == "[]\n"
+    # `radian worker` keeps its options (the worker itself runs in test_acp_worker.py).
+    help_text = subprocess.run([RADIAN, "worker", "--help"], capture_output=True, text=True,
+                               timeout=60, check=True)  # fmt: skip
+    assert "--max-turns INTEGER" in help_text.stdout and "[default: 50]" in help_text.stdout
+    assert "[default: 8192]" in help_text.stdout

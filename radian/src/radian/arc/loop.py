@@ -146,6 +146,7 @@ class Loop:
         echo: Callable[[str], None] = print,
         run_attempt: AttemptRunner | None = None,
         on_event: Callable[[Event], None] | None = None,
+        poll_secs: float = POLL_SECS,
     ) -> None:
         self.store = store
         self.config = config
@@ -157,6 +158,9 @@ class Loop:
         self.echo = echo  # each event's text, as it happens
         self.on_event = on_event  # each event itself (the CLI's --json)
         self.run_attempt: AttemptRunner = run_attempt or worker_api.run_attempt
+        # How often the loop looks at running attempts and gates: they are real threads and
+        # processes, so this is real time (a poll, not a backoff).
+        self.poll_secs = poll_secs
         self.report = RunReport()
         self._running: dict[Future[Any], Claim] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, config.limits.parallel))
@@ -204,9 +208,9 @@ class Loop:
             return
         while True:
             if self._running:
-                self._wait_for_attempts(POLL_SECS)
+                self._wait_for_attempts(self.poll_secs)
             elif self.verifier.active():
-                self._wake.wait(POLL_SECS)
+                self._wake.wait(self.poll_secs)
             elif not self._claimable_now():
                 next_due = self._next_retry_at()
                 if next_due is None:
@@ -338,7 +342,7 @@ class Loop:
     def _finish_gates(self) -> None:
         """Wait for the gates this command started, and apply their verdicts."""
         while self.verifier.active():
-            self._wake.wait(POLL_SECS)
+            self._wake.wait(self.poll_secs)
             self._say(self.verifier.collect())
         self._say(self.verifier.collect())
 

@@ -12,12 +12,11 @@ import acp
 from acp import schema
 
 from radian.worker import sessions, texts
+from radian.worker.limits import DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS
 from radian.worker.models import ModelFailure, ModelTurn, Provider
 from radian.worker.pricing import Price, Tokens, fee_usd
 from radian.worker.tools import TOOLS, ToolRunner
 
-DEFAULT_MAX_TURNS = 50
-DEFAULT_MAX_TOKENS = 8192
 CANCELLED_RESULT = "cancelled: the turn was stopped before this ran"
 
 

@@ -8,11 +8,10 @@ import signal
 import sys
 from pathlib import Path
 
-import acp
 import click
 
 from radian.worker import texts
-from radian.worker.agent import DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, RadianAgent
+from radian.worker.limits import DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS
 from radian.worker.models import load_provider
 from radian.worker.pricing import load_prices
 
@@ -28,6 +27,12 @@ def run(
     max_turns: int = DEFAULT_MAX_TURNS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> int:
+    # Imported here, not at the top: `radian` imports this module for every `radian arc`
+    # command, and acp's schema alone takes seconds to import.
+    import acp
+
+    from radian.worker.agent import RadianAgent
+
     provider = load_provider(model)
     prices = load_prices(prices_file)
 
@@ -66,9 +71,17 @@ def run(
     show_envvar=True,
     help="A TOML file of model prices laid over the shipped table.",
 )
-@click.option("--max-turns", default=50, show_default=True, help="Model requests per prompt turn.")
 @click.option(
-    "--max-tokens", default=8192, show_default=True, help="Output tokens per model request."
+    "--max-turns",
+    default=DEFAULT_MAX_TURNS,
+    show_default=True,
+    help="Model requests per prompt turn.",
+)
+@click.option(
+    "--max-tokens",
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    help="Output tokens per model request.",
 )
 def worker_command(
     model: str | None, prices_file: Path | None, max_turns: int, max_tokens: int
