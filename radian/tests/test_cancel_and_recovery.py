@@ -141,8 +141,10 @@ def run_arc_once(repo: Path, env: dict[str, str], fake_now: str) -> str:
 def test_run_killed_with_sigkill_at_any_moment_leaves_whole_files_and_continues(
     git_repo: Path, clock: FakeClock, scripted_worker: Worker
 ) -> None:
+    # The worker outlives the killed run by seconds, so the next run (a new process, slow to
+    # start on a loaded machine) still finds its wrapper running and stops it: terminated.
     scenario = {
-        "default": {"do": "sleep", "secs": 1.0, "then": {"outcome": "failed", "cost": 0.1}},
+        "default": {"do": "sleep", "secs": 4.0, "then": {"outcome": "failed", "cost": 0.1}},
     }
     exec_args = scripted_worker(scenario, name="kill")
     scenario_file = Path(exec_args[0].removesuffix(".sh") + ".json")
