@@ -3,11 +3,13 @@
 `on_terminal` forks the command onto a new pty (its controlling terminal, so getpass reads
 it), types `lines` as prompts appear, and returns the exit code and everything the
 terminal showed. `Terminal` keeps a program on a pty for a conversation (`stalwart chat`):
-`expect` a text, `send` keys. `without_terminal` runs it with pipes only (stdin not a tty).
+`expect` a text, `send` keys. `without_terminal` runs it with pipes only (stdin not a tty),
+and `Piped` keeps it on pipes for a conversation, as `Terminal` does on a pty.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import pty
 import select
@@ -101,37 +103,116 @@ def without_terminal(
     return Ran(done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
-class Terminal:
-    """A program on a pty: `expect` reads until a text shows (bounded), `send` types."""
+class _Conversation:
+    """A program read until a text shows (`expect`, bounded) and typed to (`send`)."""
 
-    def __init__(self, *command: str, cwd: Path, env: Mapping[str, str] | None = None) -> None:
-        self.master, slave = os.openpty()
-        self.process = subprocess.Popen(
-            command, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, close_fds=True,
-            env={**_environment(env), "TERM": "xterm"},
-        )  # fmt: skip
-        os.close(slave)
+    def __init__(self, process: subprocess.Popen[bytes], read: int, write: int) -> None:
+        self.process, self._read, self._write = process, read, write
+        # a character may arrive split across two reads
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.seen = ""
+        self._closed = False
 
     def expect(self, text: str, limit_secs: float = 30.0) -> str:
+        """Read until `text` shows; what showed before it (everything up to it is consumed)."""
         while text not in self.seen:
-            ready, _, _ = select.select([self.master], [], [], limit_secs)
+            ready, _, _ = select.select([self._read], [], [], limit_secs)
             if not ready:
                 raise AssertionError(f"never saw {text!r}; the screen:\n{self.seen}")
             try:
-                chunk = os.read(self.master, 4096).decode("utf-8", "replace")
-            except OSError:  # the program ended
-                raise AssertionError(f"ended before {text!r}; the screen:\n{self.seen}") from None
-            self.seen += chunk.replace("\r\n", "\n")
+                read = os.read(self._read, 4096)
+            except OSError:  # the program ended (a pty says EIO)
+                read = b""
+            if not read:
+                raise AssertionError(f"ended before {text!r}; the screen:\n{self.seen}")
+            self.seen += self._decoder.decode(read).replace("\r\n", "\n")
         before, _, after = self.seen.partition(text)
         self.seen = after
         return before
 
     def send(self, keys: str) -> None:
-        os.write(self.master, keys.encode("utf-8"))
+        os.write(self._write, keys.encode("utf-8"))
 
     def close(self) -> int:
-        try:
-            return self.process.wait(20)
-        finally:
-            os.close(self.master)
+        """Wait for the program to end (killed past 20 s); its exit code, again if asked again."""
+        if not self._closed:
+            self._closed = True
+            try:
+                self._finish()
+            finally:
+                if self.process.poll() is None:
+                    self.process.kill()
+                    self.process.wait()
+                self._release()
+        return self.process.returncode
+
+    def _finish(self) -> None:
+        self.process.wait(20)
+
+    def _release(self) -> None:
+        """Close what the test holds of the program's stdio."""
+
+
+class Terminal(_Conversation):
+    """A program on a pty, its controlling terminal's stdio."""
+
+    def __init__(self, *command: str, cwd: Path, env: Mapping[str, str] | None = None) -> None:
+        master, slave = os.openpty()
+        process = subprocess.Popen(
+            command, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, close_fds=True,
+            env={**_environment(env), "TERM": "xterm"},
+        )  # fmt: skip
+        os.close(slave)
+        super().__init__(process, master, master)
+        self.master = master
+
+    def _release(self) -> None:
+        os.close(self.master)
+
+
+class Piped(_Conversation):
+    """A program with pipes only (stdin not a tty, no controlling terminal), its stderr
+    interleaved with its stdout as a screen would show them."""
+
+    def __init__(self, *command: str, cwd: Path, env: Mapping[str, str] | None = None) -> None:
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cwd=cwd, env=_environment(env), start_new_session=True,
+        )  # fmt: skip
+        assert process.stdin is not None and process.stdout is not None
+        super().__init__(process, process.stdout.fileno(), process.stdin.fileno())
+
+    def _finish(self) -> None:
+        """End stdin (EOF) and keep what is left of the output in `seen`."""
+        rest, _ = self.process.communicate(timeout=20)  # closes stdin first
+        self.seen += self._decoder.decode(rest, final=True)
+
+    def _release(self) -> None:
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+
+
+@dataclass(frozen=True)
+class Screen:
+    """Where a test runs `stalwart`: on a terminal (a pty, which echoes what is typed and
+    shows stderr among stdout) or with pipes only (stdin not a tty, stderr apart)."""
+
+    terminal: bool
+
+    def __str__(self) -> str:
+        return "terminal" if self.terminal else "pipes"
+
+    def run(self, args: Sequence[str], *, cwd: Path) -> Ran:
+        return on_terminal(args, cwd=cwd) if self.terminal else without_terminal(args, cwd=cwd)
+
+    def errors(self, ran: Ran) -> str:
+        """Where a command's errors show: on the terminal, or on stderr."""
+        return ran.shown if self.terminal else ran.stderr
+
+    def conversation(self, *args: str, cwd: Path) -> Terminal | Piped:
+        """`stalwart *args` kept for a conversation, here."""
+        return (Terminal if self.terminal else Piped)(STALWART, *args, cwd=cwd)
+
+
+SCREENS = (Screen(terminal=True), Screen(terminal=False))

@@ -15,7 +15,7 @@ import tty
 from collections.abc import Callable, Mapping
 
 from ..agent import Agent
-from ..errors import StalwartError
+from ..errors import StaleAnswer, StalwartError
 from ..replies import Reply, Waiting
 from ..texts import (
     ABANDON,
@@ -70,9 +70,12 @@ def chat(
     """The loop: read a turn, show the reply, answer each question with a key."""
     write(texts.CHAT_WELCOME)
     try:
-        reply = agent.pending(user, session=session)
-        if reply is not None and reply.waiting:
-            _answer_all(agent, user, session, reply, read_key, write)
+        try:
+            reply = agent.pending(user, session=session)
+            if reply is not None and reply.waiting:
+                _answer_all(agent, user, session, reply, read_key, write)
+        except StalwartError as error:
+            write(f"{error.code}: {error}")
         while True:
             turn = read_line(texts.CHAT_PROMPT)
             if not turn.strip():
@@ -107,6 +110,15 @@ def _answer_all(
             write(texts.chat_key_unknown(key, keys))
             key = read_key().lower()
         write(f"> {chosen[key]}")
-        reply = agent.answer(user, chosen[key], session=session, question=waiting)
+        try:
+            reply = agent.answer(user, chosen[key], session=session, question=waiting)
+        except StaleAnswer as error:
+            # Answered elsewhere meanwhile (another terminal, the page): nothing changed.
+            # The question waiting now is shown and asked afresh, never answered by this key.
+            write(f"{error.code}: {error}")
+            now = agent.pending(user, session=session)
+            if now is None:
+                raise
+            reply = now
     write(reply.text)
     return reply
