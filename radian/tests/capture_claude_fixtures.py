@@ -11,16 +11,14 @@ Run it again after a version bump and check test_claude_code_adapter.py against 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
+from capture_cli import capturing  # noqa: E402
 from npm_tools import find_cli  # noqa: E402
 from standins.anthropic_api import AnthropicStandIn, Reply, bash, error, refusal, text  # noqa: E402
 from standins.claude_env import claude_env  # noqa: E402
@@ -91,70 +89,22 @@ def main() -> int:
     if isinstance(cli, str):
         print(cli, file=sys.stderr)
         return 1
-    out = TESTS / "cli_fixtures" / "claude-code" / cli.version
-    out.mkdir(parents=True, exist_ok=True)
-    captured_at = int(time.time())
-    reset = captured_at + 2 * 3600 + 17 * 60
-    manifest: dict[str, object] = {
-        "cli": cli.package,
-        "version": cli.version,
-        "captured_at": captured_at,
-        "reset_at": reset,
-        "cases": {},
-    }
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        project = root / "project"
-        project.mkdir()
-        subprocess.run(["git", "init", "-q", str(project)], check=True)
-        for name, (args, replies, options) in cases(reset).items():
+    with capturing(cli, "claude-code", lambda at: at + 2 * 3600 + 17 * 60) as capture:
+        for name, (args, replies, options) in cases(capture.reset_at).items():
             with AnthropicStandIn(replies) as stand_in:
-                env = claude_env(stand_in.url, root / "home", **options)  # type: ignore[arg-type]
+                env = claude_env(stand_in.url, capture.home, **options)  # type: ignore[arg-type]
                 argv = ["-p", "Say hello.", *args]
-                done = subprocess.run(
-                    [str(cli.path), *argv],
-                    cwd=project,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=120,
-                    stdin=subprocess.DEVNULL,
-                )
-            (out / f"{name}.stdout").write_text(done.stdout)
-            (out / f"{name}.stderr").write_text(done.stderr)
-            manifest["cases"][name] = {  # type: ignore[index]
-                "argv": argv,
-                "exit_code": done.returncode,
-                "options": options,
-            }
-            print(name, done.returncode)
+                capture.keep(name, capture.run(argv, env), argv=argv, options=options)
         # A resumed session: the second process's total_cost_usd is its own spend only.
         with AnthropicStandIn(
             [text("First.", output_tokens=200), text("Second.", output_tokens=200)]
         ) as s:
-            env = claude_env(s.url, root / "home")
-            first = subprocess.run(
-                [str(cli.path), "-p", "One.", *JSON],
-                cwd=project,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=True,
-            )
+            env = claude_env(s.url, capture.home)
+            first = capture.run(["-p", "One.", *JSON], env, check=True)
             session = json.loads(first.stdout)["session_id"]
-            second = subprocess.run(
-                [str(cli.path), "-p", "Two.", *JSON, "--resume", session],
-                cwd=project,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=True,
-            )
-        (out / "resume_first.json.stdout").write_text(first.stdout)
-        (out / "resume_second.json.stdout").write_text(second.stdout)
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+            second = capture.run(["-p", "Two.", *JSON, "--resume", session], env, check=True)
+        (capture.out / "resume_first.json.stdout").write_text(first.stdout)
+        (capture.out / "resume_second.json.stdout").write_text(second.stdout)
     return 0
 
 

@@ -9,15 +9,13 @@ version, the capture time that reset times are relative to, each case's argument
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
+from capture_cli import capturing  # noqa: E402
 from npm_tools import find_cli  # noqa: E402
 from standins.codex_env import codex_env  # noqa: E402
 from standins.openai_responses import Reply, ResponsesStandIn, error, shell, text  # noqa: E402
@@ -81,42 +79,16 @@ def main() -> int:
     if isinstance(cli, str):
         print(cli, file=sys.stderr)
         return 1
-    out = TESTS / "cli_fixtures" / "codex" / cli.version
-    out.mkdir(parents=True, exist_ok=True)
-    captured_at = int(time.time())
-    reset_at = (captured_at // 60 + 97) * 60  # Codex prints the reset to the minute
-    manifest: dict[str, object] = {
-        "cli": cli.package,
-        "version": cli.version,
-        "captured_at": captured_at,
-        "reset_at": reset_at,
-        "cases": {},
-    }
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        project = root / "project"
-        project.mkdir()
-        subprocess.run(["git", "init", "-q", str(project)], check=True)
+    # Codex prints the reset to the minute.
+    with capturing(cli, "codex", lambda at: (at // 60 + 97) * 60) as capture:
 
         def run(args: list[str], replies: list[Reply], name: str) -> str:
             with ResponsesStandIn(replies) as stand_in:
-                env = codex_env(stand_in.url, root / "home")
-                done = subprocess.run(
-                    [str(cli.path), *args, "Say hello."],
-                    cwd=project,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=120,
-                    stdin=subprocess.DEVNULL,
-                )
-            (out / f"{name}.stdout").write_text(done.stdout)
-            (out / f"{name}.stderr").write_text(done.stderr)
-            manifest["cases"][name] = {"argv": args, "exit_code": done.returncode}  # type: ignore[index]
-            print(name, done.returncode)
-            return done.stdout
+                done = capture.run([*args, "Say hello."], codex_env(stand_in.url, capture.home))
+            capture.keep(name, done, argv=args)
+            return str(done.stdout)
 
-        for name, (args, replies) in cases(reset_at).items():
+        for name, (args, replies) in cases(capture.reset_at).items():
             run(args, replies, name)
         first = run(EXEC, [text("First.", input_tokens=1000, output_tokens=100)], "resume_first")
         thread = json.loads(first.splitlines()[0])["thread_id"]
@@ -125,7 +97,6 @@ def main() -> int:
             [text("Second.", input_tokens=3000, output_tokens=300)],
             "resume_second",
         )
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return 0
 
 

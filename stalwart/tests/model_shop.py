@@ -12,13 +12,13 @@ import json
 import sys
 import types
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from model_wire import Reply, uncached
+from model_wire import Reply, WireServer, uncached
 
 from stalwart import Agent
 from stalwart._engine.retry import UNDO_BACKOFF
@@ -418,3 +418,24 @@ PROVIDERS = [
         "openai/server_error",
     ),
 ]
+
+
+# --- the fixtures of the tests on a provider's stand-in (test_model_loop_wire.py and
+# test_model_loop_providers.py import them, with model_wire's `wire`) ---
+
+
+@pytest.fixture(name="provider", params=PROVIDERS, ids=lambda p: p.name)
+def provider_fixture(request: pytest.FixtureRequest) -> Provider:
+    """Each provider in turn."""
+    chosen: Provider = request.param
+    return chosen
+
+
+@pytest.fixture(name="shop")
+def wire_shop_fixture(
+    tmp_path: Path, provider: Provider, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Shop]:
+    """The shop on `provider`'s stand-in, closed after the test."""
+    opened = wire_shop(tmp_path, provider, wire.url, monkeypatch)
+    yield opened
+    opened.close()

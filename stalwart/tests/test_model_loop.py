@@ -51,11 +51,6 @@ class Crash(BaseException):
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 def shop(tmp_path: Path) -> Iterator[Shop]:
     opened = write_shop(tmp_path)
     yield opened

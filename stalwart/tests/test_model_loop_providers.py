@@ -8,7 +8,6 @@ stand-in on 127.0.0.1 (`model_wire.WireServer`): real sockets, no key, no intern
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,9 @@ from model_shop import (
     anthropic_answer,
     json_reply,
     openai_answer,
+    provider_fixture,  # noqa: F401  (the fixture "provider")
     wire_shop,
+    wire_shop_fixture,  # noqa: F401  (the fixture "shop")
 )
 from model_wire import Reply, WireServer, clean_provider_env, uncached, wire  # noqa: F401
 
@@ -34,29 +35,6 @@ from stalwart.models import ModelProgress
 pytestmark = pytest.mark.usefixtures("clean_provider_env")
 
 NOTHING_WRITTEN = "Nothing had been written, so nothing needed undoing."
-
-
-@pytest.fixture(params=PROVIDERS, ids=lambda p: p.name)
-def provider(request: pytest.FixtureRequest) -> Provider:
-    chosen: Provider = request.param
-    return chosen
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def shop(
-    tmp_path: Path,
-    provider: Provider,
-    wire: WireServer,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[Shop]:
-    opened = wire_shop(tmp_path, provider, wire.url, monkeypatch)
-    yield opened
-    opened.close()
 
 
 def stopped(provider: Provider, detail: str, rest: str = NOTHING_WRITTEN) -> str:

@@ -9,19 +9,18 @@ the next turn's request carries the rewind's summary instead of the failed run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from model_shop import (
     ASK_TURN,
-    PROVIDERS,
     SETTLE_TURN,
     SUMMARY,
     Provider,
     Shop,
-    wire_shop,
+    provider_fixture,  # noqa: F401  (the fixture "provider")
+    wire_shop_fixture,  # noqa: F401  (the fixture "shop")
     write_shop,
 )
 from model_wire import WireServer, clean_provider_env, load_reply, wire  # noqa: F401
@@ -29,29 +28,6 @@ from model_wire import WireServer, clean_provider_env, load_reply, wire  # noqa:
 from stalwart import Agent, FakeClock
 
 pytestmark = pytest.mark.usefixtures("clean_provider_env")
-
-
-@pytest.fixture(params=PROVIDERS, ids=lambda p: p.name)
-def provider(request: pytest.FixtureRequest) -> Provider:
-    chosen: Provider = request.param
-    return chosen
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def shop(
-    tmp_path: Path,
-    provider: Provider,
-    wire: WireServer,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[Shop]:
-    opened = wire_shop(tmp_path, provider, wire.url, monkeypatch)
-    yield opened
-    opened.close()
 
 
 def test_a_failed_run_is_undone_and_the_next_request_carries_only_its_summary(

@@ -59,11 +59,6 @@ def spec(function: object) -> ToolSpec:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 def model(wire: WireServer, clock: FakeClock) -> Iterator[Model]:  # noqa: F811
     with load_model(
         SELECTOR, base_url=wire.url, api_key="sk-test-anthropic", clock=clock, backoff=STEADY

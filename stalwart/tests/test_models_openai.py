@@ -51,11 +51,6 @@ def spec(function: object) -> ToolSpec:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 def model(wire: WireServer, clock: FakeClock) -> Iterator[Model]:  # noqa: F811
     with load_model(
         SELECTOR, base_url=f"{wire.url}/v1", api_key="sk-test-openai", clock=clock, backoff=STEADY

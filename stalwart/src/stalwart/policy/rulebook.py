@@ -112,7 +112,10 @@ class OrderRule:
 
 
 @dataclass(frozen=True)
-class ArgumentCap:
+class _ArgumentLimit:
+    """A cap on one argument of one tool: `cap <tool>.<arg> <op> <limit>`, on each call's
+    value (`ArgumentCap`) or on the session's total (`TotalCap`)."""
+
     tool: str
     arg: str
     op: Comparison
@@ -120,16 +123,25 @@ class ArgumentCap:
     line: int
     references: tuple[Reference, ...] = field(default=(), repr=False, compare=False)
 
-    def refusal(
-        self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall], where: str
-    ) -> str | None:
-        if tool != self.tool or args.get(self.arg) is None:
-            return None
+    def _value(self, args: Mapping[str, Any], where: str) -> Decimal | str:
+        """The argument's value as a number, or the refusal of a value that is none."""
         value = _number(args[self.arg])
         if value is None:
             return texts.REFUSAL_TEXTS["not_a_number"].format(
                 arg=self.arg, value=args[self.arg], where=where
             )
+        return value
+
+
+class ArgumentCap(_ArgumentLimit):
+    def refusal(
+        self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall], where: str
+    ) -> str | None:
+        if tool != self.tool or args.get(self.arg) is None:
+            return None
+        value = self._value(args, where)
+        if isinstance(value, str):
+            return value
         if COMPARISONS[self.op](value, self.limit):
             return None
         return texts.REFUSAL_TEXTS["cap_arg"].format(
@@ -138,15 +150,7 @@ class ArgumentCap:
         )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class TotalCap:
-    tool: str
-    arg: str
-    op: Comparison
-    limit: Decimal
-    line: int
-    references: tuple[Reference, ...] = field(default=(), repr=False, compare=False)
-
+class TotalCap(_ArgumentLimit):
     def refusal(
         self, tool: str, args: Mapping[str, Any], history: Sequence[PastCall], where: str
     ) -> str | None:
@@ -156,11 +160,9 @@ class TotalCap:
         for values in [*(p.args for p in history if p.tool == tool and p.ran), args]:
             if values.get(self.arg) is None:
                 continue
-            value = _number(values[self.arg])
-            if value is None:
-                return texts.REFUSAL_TEXTS["not_a_number"].format(
-                    arg=self.arg, value=values[self.arg], where=where
-                )
+            value = self._value(values, where)
+            if isinstance(value, str):
+                return value
             total += value
         if COMPARISONS[self.op](total, self.limit):
             return None
