@@ -203,7 +203,7 @@ def test_qg013_an_irreversible_step_unconfirmed_before_a_write_that_is_undone(
 def test_qg013_asks_the_runtime_whether_the_confirmation_carries_the_sentence(
     verify: Verify, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import stalwart.verify as verify_module
+    import stalwart.verify.checks as verify_module
 
     # A runtime that forgot the sentence: verify finds it, since it asks the same function.
     monkeypatch.setattr(verify_module, "others_would_be_undone", lambda *a, **k: False)

@@ -2,7 +2,7 @@
 
 - `stalwart lint agent.yaml` prints the registration lints, one per line, and exits 0
   even when there are some (a lint fails nothing).
-- `stalwart verify agent.yaml` makes the checks before launch (`verify.py`): one finding
+- `stalwart verify agent.yaml` makes the checks before launch (`verify/`): one finding
   per line, with its code, agent and witness route, or `--json`; it exits 1 on any
   finding (unlike lint), 0 when there is none.
 - `stalwart resume agent.yaml` resumes every run its process left mid-way (a call or an

@@ -1,4 +1,4 @@
-"""stalwart verify's findings, their fixes, and the turns file's errors (verify.py)."""
+"""stalwart verify's findings, their fixes, and the turns file's errors (verify/)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from .questions import IRREVERSIBLE_IN_ATOMIC_RUN
 
-# --- stalwart verify (see verify.py): each code's finding and its fix ---
+# --- stalwart verify (see verify/): each code's finding and its fix ---
 
 # `{tool}` is the tool the finding is about, `{agent}` its agent; the others are the
 # code's own facts. Each entry is (what is wrong, how to fix it).
