@@ -6,6 +6,7 @@ import hashlib
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 
@@ -131,7 +132,7 @@ def test_a_session_recorded_before_identities_gets_one_and_keeps_it(tmp_path: Pa
     agent = project.agent(clock=FakeClock())
     approve_all(agent, "paint the fence for order 1", "u")
     agent.close()
-    with sqlite3.connect(tmp_path / "record.sqlite") as db:
+    with closing(sqlite3.connect(tmp_path / "record.sqlite")) as db, db:
         db.execute('UPDATE "sessions" SET "identity" = NULL')  # as an older record has it
     agent = project.agent(clock=FakeClock())
     approve_all(agent, "paint the fence for order 2", "u")

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +74,8 @@ def set_holder(location: str, session: str, holder: str, expires: float) -> None
     else:
         import sqlite3
 
-        with sqlite3.connect(location) as db:
-            db.execute(
+        with closing(sqlite3.connect(location)) as database, database:
+            database.execute(
                 'UPDATE leases SET holder = ?, expires = ?, lock = ? WHERE "session" = ?',
                 (holder, expires, "elsewhere/lock", session),
             )
