@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints-dev.txt
 
 .PHONY: setup npm-tools demo test test-stalwart test-radian test-fast test-fast-stalwart test-fast-radian \
-	test-min-radian bench bench-radian lint lint-stalwart lint-radian docs clean
+	test-min-radian test-py313 bench bench-radian lint lint-stalwart lint-radian docs clean
 
 # The real agent CLIs the tests run (Claude Code, Codex, ...), pinned by npm-tools/package-lock.json
 # and installed once into a cache; the stamp is a copy of the lock, so an unchanged lock skips npm.
@@ -84,6 +84,20 @@ test-min-radian:
 	$(VENV_MIN)/bin/python -m pip check
 	$(VENV_MIN)/bin/python -m pytest radian/tests -n auto -p no:cacheprovider
 
+# Both suites on Python 3.13, in a venv of its own (.venv-py313) installed as `setup` installs
+# .venv; the pytest configs already make a ResourceWarning (an unclosed file, socket or sqlite3
+# connection) an error. PYTHON313 names the interpreter, e.g. ~/.pyenv/versions/3.13.0/bin/python.
+PYTHON313 ?= python3.13
+VENV_313 := .venv-py313
+test-py313: $(NPM_TOOLS_DEP)
+	$(PYTHON313) -m venv $(VENV_313)
+	$(VENV_313)/bin/python -m pip install --quiet --upgrade 'pip>=25.1'
+	$(VENV_313)/bin/python -m pip install --quiet -c $(CONSTRAINTS) \
+		-e 'stalwart[postgres,anthropic,openai,serve]' -e radian \
+		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
+	$(VENV_313)/bin/python -m pytest stalwart/tests -p no:cacheprovider
+	$(VENV_313)/bin/python -m pytest radian/tests -n auto -p no:cacheprovider
+
 bench: setup
 	$(PY) stalwart/benchmarks/run.py
 	$(PY) stalwart/benchmarks/serve_load.py
@@ -118,4 +132,4 @@ docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 clean:
-	rm -rf $(VENV) $(VENV_MIN) site
+	rm -rf $(VENV) $(VENV_MIN) $(VENV_313) site
