@@ -27,7 +27,7 @@ def test_every_exported_name_is_there_and_every_stalwart_error_is_exported() -> 
 def test_what_the_agent_returns_is_exported_too() -> None:
     hints = {
         name: inspect.signature(getattr(stalwart.Agent, name)).return_annotation
-        for name in ("chat", "confirm", "answer", "memory", "record", "usage")
+        for name in ("chat", "confirm", "answer", "memory", "record", "usage", "operator_end")
     }
     assert hints == {
         "chat": "Reply",
@@ -36,8 +36,9 @@ def test_what_the_agent_returns_is_exported_too() -> None:
         "memory": "list[Message]",
         "record": "list[RecordedCall]",
         "usage": "SessionUsage",
+        "operator_end": "Reply",
     }
-    for name in ("Reply", "Waiting", "Message", "RecordedCall", "SessionUsage", "Lint"):
+    for name in ("Reply", "Ended", "Waiting", "Message", "RecordedCall", "SessionUsage", "Lint"):
         assert name in stalwart.__all__
     assert stalwart.tool is stalwart.tools.tool
     assert stalwart.current_call() is None  # outside a tool's call

@@ -50,7 +50,7 @@ from .errors import (
 from .models import Model
 from .record.memory import Message
 from .record.usage import RunUsage, SessionUsage, Usage
-from .replies import Reply, Waiting
+from .replies import Ended, Reply, Waiting
 from .tools import ToolSpec, UndoSpec, tool
 from .tools.lints import Lint
 
@@ -60,6 +60,7 @@ except PackageNotFoundError:  # run from a source tree that was never installed
     __version__ = "0+unknown"
 
 __all__ = [
+    "Ended",
     "__version__",
     "Agent",
     "Ambiguous",

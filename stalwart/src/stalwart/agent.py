@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import limits, selector, texts
-from ._engine import answers, resume, rollback, runs
+from ._engine import answers, ending, resume, rollback, runs
 from ._engine.context import DEFAULT_MAX_MODEL_CALLS, RunContext
 from ._engine.retry import UNDO_BACKOFF
 from ._engine.sessions import session_id
@@ -55,7 +55,7 @@ from .record.ledger import Ledger
 from .record.memory import Message, read_next, rewind
 from .record.schema import MODEL_KIND, CallRow, RunRow
 from .record.usage import SessionUsage, session_usage
-from .replies import Reply, Waiting
+from .replies import Ended, Reply, Waiting
 from .selector import Grammar
 from .tools import ToolSpec
 from .tools.lints import Lint, lint_agent
@@ -364,13 +364,7 @@ class Agent:
         waiting on a question is answered instead).
         """
         self.check_operator_token(token)
-        with self.store.lock(session, clock=self.clock) as lease:
-            record = self.store.load(session)
-            if record is None or record.session.agent != self.name or not record.runs:
-                raise AnswerError(texts.operator_nothing_to_undo(session))
-            ledger = Ledger(self.store, self.clock, record, new=False, lease=lease)
-            run = ledger.latest_run()
-            assert run is not None
+        with self._operator_run(session, texts.operator_nothing_to_undo(session)) as (ledger, run):
             if run.state in runs.INTERRUPTED:
                 run = resume.resume(ledger, self._context, run)
             if run.state in runs.INTERRUPTED:
@@ -378,10 +372,59 @@ class Agent:
             if run.state in runs.ASKING:
                 question = (run.question or {}).get("text", "")
                 raise AnswerError(texts.operator_run_busy(session, run.run_id, run.state, question))
+            if run.state == runs.State.ENDED_BY_OPERATOR:
+                raise AnswerError(texts.operator_ended_left_to_person(session, run.run_id))
             if not rollback.writes_to_undo(ledger, self._context, run):
                 raise AnswerError(texts.operator_nothing_left(session, run.run_id))
             run = resume.operator_undo(ledger, self._context, run)
             return _reply(ledger, run)
+
+    def operator_end(
+        self, session: str, *, token: str | None, reason: str, by: str | None = None
+    ) -> Reply:
+        """End the session's latest run from outside it, with the operator token: a run
+        that cannot go on (stuck on an undo that keeps failing, waiting on a question
+        nobody will answer, left mid-way by a worker lacking a tool, or in flight with an
+        outcome that could not be recorded).
+
+        The token is checked first (`check_operator_token`), then `reason` (why, said in
+        the reply) and `by` (who, None for an operator who gives no name) against
+        `stalwart.limits` (`InputRefused`); either refusal changes nothing. Nothing is
+        sent forward and nothing sent before is sent again: a step waiting for its
+        confirmation is not run, a call in flight is not re-sent (a write's outcome is left
+        in doubt, for a person), and the run's writes are undone last first with undos
+        never tried before, as far as they can be now; the rest is left for a person to
+        undo by hand (see `_engine/ending.py`). Memory is rewound as a failed run's; the
+        run's one reply says who ended it and why, what was undone and what is left to do
+        by hand, and `Reply.ended` is who, when and why, as recorded. A run that has ended
+        already, or none, raises `AnswerError`, changing nothing.
+        """
+        self.check_operator_token(token)
+        limits.check_reason(reason)
+        if by is not None:
+            limits.check_name("an operator's name", by)
+        with self._operator_run(session, texts.operator_nothing_to_end(session)) as (ledger, run):
+            if run.state == runs.State.ENDING:
+                # An ending its process left mid-way: finished, as it was asked.
+                return _reply(ledger, resume.resume(ledger, self._context, run))
+            if run.state in runs.ENDED:
+                raise AnswerError(texts.operator_run_ended(session, run.run_id, run.state))
+            run = ending.end(ledger, self._context, run, by=by, reason=reason)
+            return _reply(ledger, run)
+
+    @contextmanager
+    def _operator_run(self, session: str, nothing: str) -> Iterator[tuple[Ledger, RunRow]]:
+        """Any session's latest run of this agent, under the session's lock, for an operator
+        (a run its process left mid-way is not resumed here); AnswerError(`nothing`) when
+        the session has none."""
+        with self.store.lock(session, clock=self.clock) as lease:
+            record = self.store.load(session)
+            if record is None or record.session.agent != self.name or not record.runs:
+                raise AnswerError(nothing)
+            ledger = Ledger(self.store, self.clock, record, new=False, lease=lease)
+            run = ledger.latest_run()
+            assert run is not None
+            yield ledger, run
 
     def check_operator_token(self, token: object) -> None:
         """Every operator check: returns when `token` is the operator's, else raises
@@ -570,4 +613,13 @@ def _reply(ledger: Ledger, run: RunRow) -> Reply:
         session=ledger.session.session,
         run=run.run_id,
         state=run.state,
+        ended=_ended(run),
     )
+
+
+def _ended(run: RunRow) -> Ended | None:
+    """Who ended the run, when and why, for a run an operator ended."""
+    if run.state != runs.State.ENDED_BY_OPERATOR:
+        return None
+    ended = (run.failure or {}).get("ended") or {}
+    return Ended(by=ended.get("by"), at=float(ended.get("at", run.updated)), reason=ended["reason"])

@@ -13,11 +13,14 @@
   `operator_token:` names, never the token.
 - `stalwart operator-undo agent.yaml SESSION` undoes the session's last run with the
   operator token, checked against that verifier.
+- `stalwart operator-end agent.yaml SESSION --reason WHY` ends the session's run that
+  cannot go on, with the operator token (`--by NAME` says who, by default the login name
+  running it; `--json` prints the reply and the ending as JSON).
 
   Neither takes the token as an argument (a command line is visible to every user of the
   machine and kept in shell histories). On a terminal it is asked for without echo (twice
   by `set`); with no terminal it is the first line of stdin; `--token-env NAME` reads it
-  from that environment variable instead.
+  from that environment variable instead (none of them takes it as an argument).
 - `stalwart usage agent.yaml SESSION` prints the tokens and cost of every ask of the
   model in the session: one line per run that asked one, and a total. It reads the
   record only: no model is loaded and no key is needed.
@@ -32,12 +35,14 @@
 
 A file that cannot be loaded exits 2 with the ConfigError's message on stderr; a wrong,
 missing or refused operator token exits 3 (with a terminal or without), and an undo that
-cannot be made exits 4, each with its message on stderr and nothing changed. `usage` of a
-session the record does not hold for that agent exits 4.
+cannot be made exits 4, each with its message on stderr and nothing changed; so does a
+run `operator-end` cannot end (none, ended already, busy in another worker now, or a
+reason refused). `usage` of a session the record does not hold for that agent exits 4.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import sys
@@ -59,7 +64,13 @@ from stalwart.config import (
     pick_agent,
     unload_tool_modules,
 )
-from stalwart.errors import AnswerError, ConfigError, OperatorTokenError
+from stalwart.errors import (
+    AnswerError,
+    ConfigError,
+    InputRefused,
+    OperatorTokenError,
+    SessionBusy,
+)
 from stalwart.policy.operator_token import write_verifier
 from stalwart.record import open_store
 from stalwart.record.usage import session_usage
@@ -77,6 +88,7 @@ EXIT_FINDINGS = 1  # `verify` found something
 EXIT_BAD_CONFIG = 2
 EXIT_BAD_TOKEN = 3
 EXIT_NOT_UNDONE = 4
+EXIT_NOT_ENDED = 4  # `operator-end` of a run it cannot end
 EXIT_NO_SESSION = 4  # `usage` of a session the record does not hold for the agent
 
 _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
@@ -217,6 +229,62 @@ def operator_undo(
             click.echo(str(error), err=True)
             raise SystemExit(EXIT_NOT_UNDONE) from None
     click.echo(reply.text)
+
+
+@main.command("operator-end")
+@_CONFIG
+@click.argument("session")
+@click.option("--reason", required=True, help="Why it is ended: recorded, and said in its reply.")
+@click.option("--by", "by", default=None, metavar="NAME",
+              help="Who ends it, as recorded (default: the login name running this).")  # fmt: skip
+@click.option("--agent", "agent_name", default=None, help="The agent of the session.")
+@_TOKEN_ENV
+@click.option("--json", "as_json", is_flag=True, help="Print the reply and the ending as JSON.")
+def operator_end(
+    config: Path,
+    session: str,
+    reason: str,
+    by: str | None,
+    agent_name: str | None,
+    token_env: str | None,
+    as_json: bool,
+) -> None:
+    """End SESSION's run that cannot go on, with the operator token: nothing more is sent,
+    what can be undone now is undone, and the rest is left for a person to do by hand."""
+    with _agents(config, agent_name, one=True) as agents:
+        [agent] = agents
+        try:
+            token = _read_token(token_env, repeat=False)
+            who = by if by is not None else _login_name()
+            reply = agent.operator_end(session, token=token, reason=reason, by=who)
+        except OperatorTokenError as error:
+            click.echo(str(error), err=True)
+            raise SystemExit(EXIT_BAD_TOKEN) from None
+        except (AnswerError, InputRefused, SessionBusy) as error:
+            click.echo(str(error), err=True)
+            raise SystemExit(EXIT_NOT_ENDED) from None
+    if not as_json:
+        click.echo(reply.text)
+        return
+    ended = reply.ended
+    shown = {
+        "session": reply.session,
+        "run": reply.run,
+        "state": reply.state,
+        "text": reply.text,
+        "ended": None
+        if ended is None
+        else {"by": ended.by, "at": ended.at, "reason": ended.reason},
+    }
+    click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
+
+
+def _login_name() -> str | None:
+    """Who runs this command, as the system names them; None when it cannot say."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return None
 
 
 @main.group("operator-token")

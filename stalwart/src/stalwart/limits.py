@@ -16,7 +16,8 @@ from .errors import InputRefused
 MAX_TURN_CHARS = 10_000  # a person's turn; longer is a document, not an instruction
 MAX_STEPS_PER_TURN = 25  # the steps one turn may be read into, each confirmed by a person
 MAX_NUMBER_DIGITS = 30  # the digits of one number in a turn (28 are a Decimal's precision)
-MAX_NAME_CHARS = 200  # a user's or a session's name
+MAX_NAME_CHARS = 200  # a user's or a session's name (and an operator's)
+MAX_REASON_CHARS = 2_000  # why an operator ended a run: said in its reply
 
 # C0 controls other than tab, newline and carriage return, and DEL: NUL is refused by
 # PostgreSQL's text type and kept by SQLite's, the others are invisible in every view.
@@ -41,6 +42,14 @@ def check_name(what: str, value: object) -> str:
     if not name.strip():
         raise InputRefused(texts.input_empty(what))
     return name
+
+
+def check_reason(reason: object) -> str:
+    """Why an operator ends a run: a non-empty text within `MAX_REASON_CHARS`."""
+    reason = check_text("an operator's reason", reason, max_chars=MAX_REASON_CHARS)
+    if not reason.strip():
+        raise InputRefused(texts.input_empty("an operator's reason"))
+    return reason
 
 
 def check_turn(turn: object) -> str:

@@ -85,6 +85,16 @@ def question_id(run: str, step: int, kind: str, text: str) -> str:
 
 
 @dataclass(frozen=True)
+class Ended:
+    """Who ended a run from outside it (None: an operator who gave no name), when (the
+    agent's clock) and why, as the record keeps it."""
+
+    by: str | None
+    at: float
+    reason: str
+
+
+@dataclass(frozen=True)
 class Reply:
     """The one reply of a turn or an answer.
 
@@ -103,3 +113,5 @@ class Reply:
     # this call finished it before the new turn. `text` begins with it (a blank line
     # between), so a person always reads it, once.
     earlier: tuple[str, ...] = ()
+    # Set on a run an operator ended (state "ended_by_operator"): who, when and why.
+    ended: Ended | None = None

@@ -305,3 +305,60 @@ def test_the_operator_signs_in_with_the_token_undoes_and_every_action_is_recorde
     ]
     # a person's cookie is no operator's
     assert client.get("/api/operator/sessions").json()["code"] == "not_signed_in"
+
+
+def test_the_operator_ends_a_run_nobody_answers_by_api_and_by_the_page(
+    client: TestClient, other: TestClient
+) -> None:
+    alice = sign_in(client, "alice")
+    sessions = [new_session(client, alice) for _ in range(2)]
+    for session in sessions:
+        reply = turn(client, alice, session, SECOND_ORDER)
+        reply = answer(client, alice, session, reply, "approve")
+        assert reply["waiting"][0]["tool"] == "send_receipt"  # and nobody answers it
+    signed = other.post("/api/operator/login", json={"token": OPERATOR_TOKEN})
+    headers = {"X-CSRF-Token": signed.json()["csrf"]}
+    by_api, by_page = sessions
+    ended_text = (
+        "This run stopped: an operator ended it (nobody answers). send_receipt, which waited "
+        "for your confirmation, was not run. Undone, latest first: charge_card (by refund_card)."
+    )
+
+    end = f"/api/operator/sessions/{by_api}/end"
+    wrong = other.post(end, json={"token": "guess", "reason": "nobody answers"}, headers=headers)
+    assert (wrong.status_code, wrong.json()["code"]) == (403, "operator_token")
+    no_reason = other.post(end, json={"token": OPERATOR_TOKEN, "reason": " "}, headers=headers)
+    assert (no_reason.status_code, no_reason.json()["code"]) == (422, "input_refused")
+    ended = other.post(end, json={"token": OPERATOR_TOKEN, "reason": "nobody answers"},
+                       headers=headers)  # fmt: skip
+    assert ended.status_code == 200, ended.text
+    body = ended.json()
+    assert (body["state"], body["text"], body["waiting"]) == ("ended_by_operator", ended_text, [])
+    assert (body["ended"]["by"], body["ended"]["reason"]) == (None, "nobody answers")
+    again = other.post(end, json={"token": OPERATOR_TOKEN, "reason": "again"}, headers=headers)
+    assert again.status_code == 409
+    assert again.json()["message"] == texts.operator_run_ended(
+        by_api, f"{by_api}#1", "ended_by_operator"
+    )
+    # The person sees the one reply; nothing waits for them any more.
+    assert [item["session"] for item in client.get("/api/inbox").json()] == [by_page]
+
+    page = other.get(f"/operator/s/{by_page}")
+    assert 'id="operator-end"' in page.text and 'name="reason"' in page.text
+    posted = other.post(
+        f"/operator/s/{by_page}/end",
+        data={"token": OPERATOR_TOKEN, "reason": "nobody answers", "csrf": headers["X-CSRF-Token"]},
+        follow_redirects=False,
+    )
+    assert posted.status_code == 303, posted.text
+    shown = other.get(posted.headers["location"]).text
+    assert "ended_by_operator" in shown and "send_receipt, which waited" in shown
+    assert client.get("/api/inbox").json() == []
+    actions = other.get("/api/operator/actions").json()
+    assert [(a["action"], a["outcome"]) for a in reversed(actions) if a["action"] == "end"] == [
+        ("end", "operator_token"),
+        ("end", "input_refused"),
+        ("end", "ok"),
+        ("end", "bad_answer"),
+        ("end", "ok"),
+    ]

@@ -1,5 +1,5 @@
 """A run taken up from outside its own steps: one a stopped process left mid-way, and an
-ended one an operator undoes."""
+ended one an operator undoes (an operator's ending is `ending.py`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from .. import logs, texts
 from ..record.ledger import Ledger
 from ..record.schema import CallStatus, RunRow
 from .context import RunContext
+from .ending import finish_ending
 from .runs import Event, State, advance, ask_outcome, move, try_call
 
 log = logging.getLogger(logs.RUN)
@@ -24,6 +25,10 @@ def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     record shows it allowed.
     """
     log.info(texts.RUN_RESUMED, run.session, run.run_id, run.state)
+    if run.state == State.ENDING:
+        # An operator's ending its process left mid-way: finished by the ending's rules
+        # (an undo it left in flight is not sent again).
+        return finish_ending(ledger, context, run)
     if run.state == State.RUNNING:
         # An ask of the model left in flight is asked again by `advance`: it changes nothing.
         flying = [

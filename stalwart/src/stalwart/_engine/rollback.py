@@ -249,6 +249,12 @@ def rewind_run(ledger: Ledger, run: RunRow, reply: str) -> None:
 
 def _cause(run: RunRow) -> str:
     failure = run.failure or {}
+    ended = failure.get("ended")
+    if ended is not None:
+        # Ended by an operator: why it was failing before, if it was, then the ending.
+        before = {key: value for key, value in failure.items() if key != "ended"}
+        earlier = _cause(replace_row(run, failure=before)) if "cause" in before else None
+        return texts.operator_ended_because(ended.get("by"), ended["reason"], earlier)
     cause = failure.get("cause")
     if cause == "cancelled":
         return texts.cancelled_because(failure["tool"])
@@ -279,11 +285,14 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
         c.undoes: c for c in calls if c.kind == "undo" and c.status == CallStatus.REFUSED
     }
     pending = {write.call_id for write in writes_to_undo(ledger, context, run)}
+    ended = (run.failure or {}).get("ended")
     undone: list[tuple[str, str | None]] = []
     not_undoable: list[str] = []
     not_undone: list[tuple[str, str]] = []
     abandoned: list[str] = []
     maybe_done: list[str] = []
+    left: list[str] = []  # an operator ended the run: still to be undone by hand
+    in_doubt = [c.tool for c in calls if c.kind == "write" and c.status == CallStatus.IN_DOUBT]
     writes = [c for c in calls if c.kind == "write" and c.status in TOOK_EFFECT]
     for write in sorted(writes, key=lambda c: c.seq, reverse=True):
         if write.undone_by is not None:
@@ -292,10 +301,20 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
         elif write.call_id in refused_undo:
             not_undone.append((write.tool, refused_undo[write.call_id].error or ""))
         elif write.call_id in pending:
-            abandoned.append(write.tool)
+            (left if ended is not None else abandoned).append(write.tool)
             tried = by_id.get(undo_id(write))
             if tried is not None and tried.doubted:
                 maybe_done.append(tried.tool)
         else:
             not_undoable.append(write.tool)
-    return texts.stopped_reply(_cause(run), undone, not_undoable, not_undone, abandoned, maybe_done)
+    return texts.stopped_reply(
+        _cause(run),
+        undone,
+        not_undoable,
+        not_undone,
+        abandoned,
+        maybe_done,
+        left=left,
+        in_doubt=in_doubt,
+        not_run=ended.get("not_run") if ended is not None else None,
+    )

@@ -54,6 +54,8 @@ class State(StrEnum):
     ROLLED_BACK = "rolled_back"  # failed, undone as far as it can be, and rewound
     STUCK = "stuck"  # an undo failed on every try; the rollback stopped; a person is asked
     ABANDONED = "abandoned"  # a person abandoned a stuck rollback; rewound
+    ENDING = "ending"  # an operator is ending it; the undos it may send are being sent
+    ENDED_BY_OPERATOR = "ended_by_operator"  # an operator ended it (`ending.py`); rewound
     UNREAD = "unread"  # nothing could be read from the turn; nothing ran
 
 
@@ -78,6 +80,8 @@ class Event(StrEnum):
     DONE_BY_HAND = "done by hand"
     ABANDON = "abandon"
     OPERATOR_UNDO = "operator_undo"  # an operator undoes an ended run from outside
+    OPERATOR_END = "operator_end"  # an operator ends a run that cannot go on
+    ENDED = "ended"  # the operator's ending is over: what remains is a person's
 
 
 TRANSITIONS: Mapping[tuple[State, Event], State] = {
@@ -103,16 +107,23 @@ TRANSITIONS: Mapping[tuple[State, Event], State] = {
     (State.DONE, Event.OPERATOR_UNDO): State.ROLLING_BACK,
     (State.ROLLED_BACK, Event.OPERATOR_UNDO): State.ROLLING_BACK,
     (State.ABANDONED, Event.OPERATOR_UNDO): State.ROLLING_BACK,
+    (State.WAITING, Event.OPERATOR_END): State.ENDING,
+    (State.STUCK, Event.OPERATOR_END): State.ENDING,
+    (State.RUNNING, Event.OPERATOR_END): State.ENDING,
+    (State.ROLLING_BACK, Event.OPERATOR_END): State.ENDING,
+    (State.ENDING, Event.ENDED): State.ENDED_BY_OPERATOR,
 }
 
 # A run in one of these states takes no further step of its own; only an operator's undo
-# moves it again. STUCK is not among them: it still has writes to undo, and a person is
-# asked what to do.
-ENDED = frozenset({State.DONE, State.ROLLED_BACK, State.ABANDONED, State.UNREAD})
+# moves it again (not one an operator ended: what it left was handed to a person). STUCK
+# is not among them: it still has writes to undo, and a person is asked what to do.
+ENDED = frozenset(
+    {State.DONE, State.ROLLED_BACK, State.ABANDONED, State.UNREAD, State.ENDED_BY_OPERATOR}
+)
 
 # States a run is in only while a process is advancing it; found under the session's lock,
-# they mean that process stopped mid-way, and the run is resumed.
-INTERRUPTED = frozenset({State.RUNNING, State.ROLLING_BACK})
+# they mean that process stopped mid-way, and the run is resumed (an ending, finished).
+INTERRUPTED = frozenset({State.RUNNING, State.ROLLING_BACK, State.ENDING})
 
 # States in which a run has a question waiting for a person.
 ASKING = frozenset({State.WAITING, State.STUCK})

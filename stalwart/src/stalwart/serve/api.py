@@ -23,6 +23,7 @@ from .schemas import (
     MessageOut,
     NewSessionOut,
     OperatorActionOut,
+    OperatorEndIn,
     OperatorLoginIn,
     OperatorUndoIn,
     ReplyOut,
@@ -190,6 +191,15 @@ async def operator_undo(session: str, body: OperatorUndoIn, request: Request) ->
     nonce = require_operator(request)
     check_operator_csrf(request, nonce, None)
     return ReplyOut.of(await finished(service(request).operator_undo(session, body.token)))
+
+
+@router.post("/operator/sessions/{session}/end", response_model=ReplyOut, tags=["operator"])
+async def operator_end(session: str, body: OperatorEndIn, request: Request) -> ReplyOut:
+    """End a run that cannot go on (see `Agent.operator_end`)."""
+    nonce = require_operator(request)
+    check_operator_csrf(request, nonce, None)
+    svc = service(request)
+    return ReplyOut.of(await finished(svc.operator_end(session, body.token, body.reason)))
 
 
 @router.get("/operator/actions", response_model=list[OperatorActionOut], tags=["operator"])

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from .. import texts as run_texts
 from ..errors import NotSignedIn
+from ..replies import Reply
 from ..texts import serve as texts
 from .auth import OPERATOR_COOKIE, USER_COOKIE, CookieLogin
 from .views import Snapshot, inbox, sessions_of
@@ -47,6 +48,8 @@ templates.env.globals.update(
     working=texts.WORKING,
     empty=texts.INBOX_EMPTY,
     token_needed=texts.OPERATOR_TOKEN_NEEDED,
+    end_token_needed=texts.OPERATOR_END_TOKEN_NEEDED,
+    end_reason=texts.OPERATOR_END_REASON,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -262,6 +265,20 @@ async def operator_undo(request: Request, session: str, token: str = Form(""),
     nonce = require_operator(request)
     check_operator_csrf(request, nonce, csrf)
     reply = await finished(service(request).operator_undo(session, token))
+    return _operator_done(request, session, reply)
+
+
+@router.post("/operator/s/{session}/end")
+async def operator_end(request: Request, session: str, token: str = Form(""),
+                       reason: str = Form(""), csrf: str = Form("")) -> Response:  # fmt: skip
+    nonce = require_operator(request)
+    check_operator_csrf(request, nonce, csrf)
+    reply = await finished(service(request).operator_end(session, token, reason))
+    return _operator_done(request, session, reply)
+
+
+def _operator_done(request: Request, session: str, reply: Reply) -> Response:
+    """After an operator's action: its reply (asked for by script), or the session's page."""
     if wants_json(request):
         return Response(reply.text, media_type="text/plain")
     return RedirectResponse(f"/operator/s/{session}", status_code=303)

@@ -51,21 +51,32 @@ class QuestionOut(BaseModel):
         )
 
 
+class EndedOut(BaseModel):
+    """Who ended a run from outside it (None: an operator who gave no name), when, why."""
+
+    by: str | None
+    at: float
+    reason: str
+
+
 class ReplyOut(BaseModel):
     text: str
     state: str
     session: str
     run: str | None
     waiting: list[QuestionOut]
+    ended: EndedOut | None = None
 
     @classmethod
     def of(cls, reply: Reply) -> ReplyOut:
+        ended = reply.ended
         return cls(
             text=reply.text,
             state=reply.state,
             session=reply.session,
             run=reply.run,
             waiting=[QuestionOut.of(w) for w in reply.waiting],
+            ended=None if ended is None else EndedOut(**vars(ended)),
         )
 
 
@@ -174,6 +185,11 @@ class OperatorLoginIn(BaseModel):
 class OperatorUndoIn(BaseModel):
     token: str = Field(description="The operator token, checked again on every undo")
     wait: bool = True
+
+
+class OperatorEndIn(BaseModel):
+    token: str = Field(description="The operator token, checked again on every action")
+    reason: str = Field(description="Why the run is ended: recorded, and said in its reply")
 
 
 class OperatorActionOut(BaseModel):

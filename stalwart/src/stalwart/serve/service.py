@@ -2,8 +2,9 @@
 
 Pages and the JSON API are thin over this, and this is thin over the library: a turn is
 `Agent.chat`, an answer `Agent.answer(question=...)`, an operator undo
-`Agent.operator_undo`, each handed to a run thread (see `runner.py` for why); reads are
-`views.snapshot`, one lock-free load of the record.
+`Agent.operator_undo`, an operator's ending `Agent.operator_end`, each handed to a run
+thread (see `runner.py` for why); reads are `views.snapshot`, one lock-free load of the
+record.
 """
 
 from __future__ import annotations
@@ -165,19 +166,37 @@ class Service:
         return self._advance(session, work)
 
     def operator_undo(self, session: str, token: str) -> Future[Reply]:
+        return self._as_operator(
+            "undo", session, token, lambda: self.agent.operator_undo(session, token=token)
+        )
+
+    def operator_end(self, session: str, token: str, reason: str) -> Future[Reply]:
+        """End a run that cannot go on; the web's operator gives no name (`by` None)."""
+        return self._as_operator(
+            "end",
+            session,
+            token,
+            lambda: self.agent.operator_end(session, token=token, reason=reason),
+        )
+
+    def _as_operator(
+        self, action: str, session: str, token: str, act: Callable[[], Reply]
+    ) -> Future[Reply]:
+        """An operator's action on a session: the token checked now, the action handed to
+        a run thread (where the library checks the token again), each outcome logged."""
         try:
             operator.check(self.agent, token)
         except OperatorTokenError as error:
-            self.operator_log.add("undo", session, error.code, str(error))
+            self.operator_log.add(action, session, error.code, str(error))
             raise
 
         def work() -> Reply:
             try:
-                reply = self.agent.operator_undo(session, token=token)
+                reply = act()
             except StalwartError as error:
-                self.operator_log.add("undo", session, error.code, str(error))
+                self.operator_log.add(action, session, error.code, str(error))
                 raise
-            self.operator_log.add("undo", session, "ok", reply.text)
+            self.operator_log.add(action, session, "ok", reply.text)
             return reply
 
         return self._advance(session, work)

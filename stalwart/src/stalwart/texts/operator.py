@@ -66,6 +66,23 @@ def operator_nothing_left(session: str, run: str) -> str:
     return f"Run {run} of session {session!r} has no write left to undo; nothing was changed."
 
 
+def operator_nothing_to_end(session: str) -> str:
+    return f"Session {session!r} has no run to end."
+
+
+def operator_run_ended(session: str, run: str, state: str) -> str:
+    return f"Session {session!r}'s run {run} has ended already ({state}); nothing was changed."
+
+
+def operator_ended_left_to_person(session: str, run: str) -> str:
+    """An operator's undo of a run an operator ended: its reply told a person to undo what
+    it left by hand, so undoing it here could undo it twice."""
+    return (
+        f"Run {run} of session {session!r} was ended by an operator, and what it left was "
+        "handed to a person to undo by hand; nothing was changed."
+    )
+
+
 def operator_run_busy(session: str, run: str, state: str, question: str) -> str:
     return (
         f"Session {session!r}'s run {run} is {state} and waits for an answer first: "

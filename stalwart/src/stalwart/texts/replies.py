@@ -71,6 +71,18 @@ def operator_because() -> str:
     return "an operator undid it"
 
 
+def operator_ended_because(by: str | None, reason: str, earlier: str | None) -> str:
+    """An operator ended the run (`earlier`: why it was failing before, if it was)."""
+    who = f"{visible(by)}, an operator," if by else "an operator"
+    ended = f"{who} ended it ({visible(reason)})"
+    return ended if earlier is None else f"{earlier}, and then {ended}"
+
+
+# What a call found in flight when an operator ended its run is recorded as (a read, an
+# ask of a model: it changed nothing).
+ENDED_IN_FLIGHT = "the run was ended by an operator while this call was in flight"
+
+
 def stopped_reply(
     cause: str,
     undone: Sequence[tuple[str, str | None]],
@@ -78,6 +90,10 @@ def stopped_reply(
     not_undone: Sequence[tuple[str, str]],
     abandoned: Sequence[str] = (),
     maybe_done: Sequence[str] = (),
+    *,
+    left: Sequence[str] = (),
+    in_doubt: Sequence[str] = (),
+    not_run: str | None = None,
 ) -> str:
     """The one reply of a failed run, once its rollback is over.
 
@@ -87,8 +103,14 @@ def stopped_reply(
     bind, never sent; `abandoned` the writes still to undo when a person abandoned the
     rollback, latest first; `maybe_done` the undos among those whose earlier try got no
     answer, so may have taken effect (said after the list, so nobody undoes twice).
+
+    When an operator ended the run (`_engine/ending.py`): `not_run` the step that waited
+    for its confirmation, never run; `in_doubt` the writes whose outcome nobody knows, for
+    a person to check; `left` the writes still to undo, left for a person to undo by hand.
     """
     text = f"This run stopped: {cause}."
+    if not_run:
+        text += f" {not_run}, which waited for your confirmation, was not run."
     if undone:
         listed = ", ".join(f"{write} (by {undo or 'hand'})" for write, undo in undone)
         text += f" Undone, latest first: {listed}."
@@ -100,9 +122,13 @@ def stopped_reply(
     if abandoned:
         listed = ", ".join(abandoned)
         text += f" The rollback was abandoned; still to be undone by hand: {listed}."
+    for tool in in_doubt:
+        text += f" Nobody knows whether {tool} took effect: that is for you to check by hand."
+    if left:
+        text += f" Still to be undone by hand: {', '.join(left)}."
     if maybe_done:
         text += " " + " ".join(undo_maybe_done(undo) for undo in maybe_done)
-    if not (undone or not_undoable or not_undone or abandoned):
+    if not (undone or not_undoable or not_undone or abandoned or left or in_doubt):
         text += " Nothing had been written, so nothing needed undoing."
     return text
 

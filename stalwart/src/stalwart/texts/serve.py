@@ -77,6 +77,10 @@ def progress_model(model: str) -> str:
 # --- the operator ---
 
 OPERATOR_TOKEN_NEEDED = "Give the operator token again to undo: it is checked on every undo."
+OPERATOR_END_TOKEN_NEEDED = (
+    "Give the operator token again to end the run: it is checked on every action."
+)
+OPERATOR_END_REASON = "Why it is ended (recorded, and said in the person's reply):"
 
 
 def operator_undone(session: str, reply: str) -> str:
