@@ -11,7 +11,9 @@ taking the session over while a call is inside the service (at a send drawn at r
 whatever that send then does): the session's lock is swept away (the lock folder beside
 the database removed, as a clean-up job would) and a worker whose clock is past the lease
 resumes the run; the first worker's call then goes on as planned, its next commit raises
-LeaseLost and writes nothing, and the worker that took over goes on.
+LeaseLost and writes nothing, and the worker that took over goes on. And at any question,
+an operator may end the run instead of answering it (`Agent.operator_end`): what it
+leaves is listed in its reply, for a person.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ WRITES = ["charge_card", "book_slot", "send_note", "stamp_form"]
 UNDOS = {"charge_card": "refund_card", "book_slot": "free_slot"}
 NOT_UNDOABLE = {"send_note", "stamp_form"}
 FAULTS = ["ok", "ok", "timeout", "lost", "refused", "error", "crash", "crash_after"]
+TOKEN = "op-property-token-0123456789"
+OPERATOR_ENDS = 9  # a pick of 9 at a question: an operator ends the run instead
 ANSWERS = {
     "confirm": ["approve", "approve", "approve", "skip", "cancel all"],
     "outcome": ["happened", "did not happen"],
@@ -108,6 +112,9 @@ def _drive(workers: _Workers, steps: list[str], answers: list[int]) -> Any:
             elif reply is None or not reply.waiting:
                 reply = agent.pending("u")
                 ended = reply is None or not reply.waiting
+            elif pick == OPERATOR_ENDS:
+                event("an operator ends the run")
+                reply = agent.operator_end("u", token=TOKEN, reason="nobody answers", by="ops")
             else:
                 kind = reply.waiting[0].kind
                 choices = ANSWERS[kind]
@@ -154,7 +161,9 @@ def _check_invariant(project: Any, folder: Path, final: Any) -> None:
             continue  # decided by a person (who was wrong: the chapter lets them be)
         assert call.status in ("ran", "happened", "in_doubt"), (tool, call.status)
         if call.status == "in_doubt":
-            assert run.state == "waiting", "a write in doubt waits for a person"
+            assert run.state in ("waiting", "ended_by_operator"), "a person decides it"
+            if run.state == "ended_by_operator":
+                assert f"whether {tool} took effect" in (run.reply or ""), "it is said"
             continue
         if run.state == "done":
             continue  # a run that ended well keeps its writes
@@ -165,16 +174,15 @@ def _check_invariant(project: Any, folder: Path, final: Any) -> None:
                 assert undo.key in acted, "an undo recorded ran that never acted"
             continue
         if tool in NOT_UNDOABLE:
-            if run.state in ("rolled_back", "abandoned"):
+            if run.state in ("rolled_back", "abandoned", "ended_by_operator"):
                 assert tool in (run.reply or ""), "an irreversible write is listed"
             continue
-        # Not undone: the rollback is stuck on it, a person abandoned it, or it waits.
-        assert run.state in ("stuck", "abandoned", "waiting", "rolling_back"), (
-            tool,
-            run.state,
-        )
-        if run.state == "abandoned":
-            assert tool in (run.reply or ""), "an abandoned write is listed"
+        # Not undone: the rollback is stuck on it, a person abandoned it, an operator ended
+        # the run and left it to a person, or it waits.
+        left = ("stuck", "abandoned", "waiting", "rolling_back", "ended_by_operator")
+        assert run.state in left, (tool, run.state)
+        if run.state in ("abandoned", "ended_by_operator"):
+            assert tool in (run.reply or ""), "a write left to a person is listed"
     # No undo acted twice, and no write was undone by two undos.
     undone = [c.undoes for c in record.calls if c.kind == "undo" and c.key in acted]
     assert len(undone) == len(set(undone))
@@ -193,6 +201,7 @@ def test_every_write_ends_undone_once_listed_decided_or_pending(
     folder = tmp_path_factory.mktemp("faults")
     project = write_service_project(folder)
     workers = _Workers(project, folder / "record.sqlite", scenario["taken_at"])
+    workers.agent.set_operator_token(TOKEN)
     module = project.module
     assert module is not None
     module.PLAN.update({tool: list(faults) for tool, faults in scenario["plan"].items()})
