@@ -125,21 +125,7 @@ def _not_sent(
     undo = _record_undo_refused(ledger, context, run, write, plan, why)
     remaining = len(writes_to_undo(ledger, context, run))
     text = texts.undo_not_sent_question(write.tool, undo.tool, why, remaining)
-    waiting = Waiting(
-        kind="undo",
-        tool=undo.tool,
-        args=dict(undo.args),
-        text=text,
-        answers=texts.UNDO_ANSWERS,
-        run=run.run_id,
-        step=write.step,
-        call=undo.call_id,
-    )
-    failure = dict(run.failure or {})
-    failure.update({"undo": undo.tool, "undo_refused": why})
-    return Stuck(
-        failure=failure, reply=texts.stuck_reply(_cause(run), text), question=waiting.to_record()
-    )
+    return _stuck_at(run, write, undo, text, {"undo_refused": why})
 
 
 def _send_undo(
@@ -207,6 +193,12 @@ def _stuck(
     undo = ledger.put_call(finish(ledger, undo, CallStatus.FAILED, error=error))
     remaining = len(writes_to_undo(ledger, context, run))
     text = texts.undo_question(undo.tool, undo.tries, error, remaining, maybe_done=undo.doubted)
+    return _stuck_at(run, write, undo, text, {"undo_error": error, "tries": undo.tries})
+
+
+def _stuck_at(run: RunRow, write: CallRow, undo: CallRow, text: str, why: dict[str, Any]) -> Stuck:
+    """The rollback stopped at `undo`: the person is asked `text`, and the run's failure
+    says which undo and `why`."""
     waiting = Waiting(
         kind="undo",
         tool=undo.tool,
@@ -218,9 +210,10 @@ def _stuck(
         call=undo.call_id,
     )
     failure = dict(run.failure or {})
-    failure.update({"undo": undo.tool, "undo_error": error, "tries": undo.tries})
-    reply = texts.stuck_reply(_cause(run), text)
-    return Stuck(failure=failure, reply=reply, question=waiting.to_record())
+    failure.update({"undo": undo.tool, **why})
+    return Stuck(
+        failure=failure, reply=texts.stuck_reply(_cause(run), text), question=waiting.to_record()
+    )
 
 
 def _record_undo_refused(
