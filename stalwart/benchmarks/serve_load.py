@@ -85,10 +85,19 @@ async def drive(url: str, sessions: int) -> dict[str, Any]:
             statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
             return answer
 
-        await timed("POST", "/api/sessions/s-watched/turns", json={"text": "get order 4411"})
+        async def new_session() -> str:
+            # The server names a session (POST /api/sessions); a name made up here is
+            # refused as nobody's.
+            made = await timed("POST", "/api/sessions")
+            assert made.status_code == 201, made.text
+            session: str = made.json()["session"]
+            return session
 
-        async def one(number: int) -> str:
-            session = f"s-load-{number}"
+        watched = await new_session()
+        await timed("POST", f"/api/sessions/{watched}/turns", json={"text": "get order 4411"})
+
+        async def one(number: int) -> tuple[str, str]:
+            session = await new_session()
             reply = (
                 await timed(
                     "POST",
@@ -96,6 +105,7 @@ async def drive(url: str, sessions: int) -> dict[str, Any]:
                     json={"text": f"pack the parcel for order {number}"},
                 )
             ).json()
+            assert "waiting" in reply, (session, reply)
             body = {"question_id": reply["waiting"][0]["question_id"], "answer": "approve"}
             sends = 2 if number % 2 else 1  # a double click on every other session
             answers = await asyncio.gather(
@@ -109,26 +119,27 @@ async def drive(url: str, sessions: int) -> dict[str, Any]:
             assert len(taken) == 1, (session, [a.text for a in answers])
             assert refused == ["stale_answer"] * (sends - 1), refused
             state: str = taken[0]["state"]
-            return state
+            return session, state
 
         done = asyncio.Event()
 
         async def watch_page() -> None:
             while not done.is_set():
                 started = time.perf_counter()
-                page = await http.get("/s/s-watched")
+                page = await http.get(f"/s/{watched}")
                 page_latencies.append(time.perf_counter() - started)
                 assert page.status_code == 200
                 await asyncio.sleep(0.02)
 
         watcher = asyncio.create_task(watch_page())
         started = time.perf_counter()
-        states = await asyncio.gather(*(one(n) for n in range(1, sessions + 1)))
+        ended = await asyncio.gather(*(one(n) for n in range(1, sessions + 1)))
         elapsed = time.perf_counter() - started
         done.set()
         await watcher
     return {
-        "states": states,
+        "sessions": [session for session, _ in ended],
+        "states": [state for _, state in ended],
         "elapsed": elapsed,
         "latencies": latencies,
         "page": page_latencies,
@@ -157,8 +168,8 @@ def main() -> None:
         try:
             calls = [
                 call
-                for n in range(1, options.sessions + 1)
-                for call in (store.load(f"s-load-{n}") or _missing(n)).calls
+                for session in found["sessions"]
+                for call in (store.load(session) or _missing(session)).calls
                 if call.tool == "pack_parcel"
             ]
         finally:
@@ -182,8 +193,8 @@ def main() -> None:
           "sleeping write ran once under its key; no answer lost or applied twice")  # fmt: skip
 
 
-def _missing(number: int) -> Any:
-    raise AssertionError(f"session s-load-{number} was never recorded")
+def _missing(session: str) -> Any:
+    raise AssertionError(f"session {session} was never recorded")
 
 
 if __name__ == "__main__":
