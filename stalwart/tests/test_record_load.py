@@ -14,6 +14,7 @@ from stalwart.record import Changes, MessageRow, SessionRecord, SessionRow, Stor
 from stalwart.record.schema import (
     CallRow,
     RunRow,
+    as_loaded,
     column_names,
     column_values,
     from_values,
@@ -119,3 +120,23 @@ def test_a_row_from_its_values_equals_the_row() -> None:
         again = from_values(type(row), column_values(row))
         assert again == row
         assert tuple(vars(again)) == column_names(type(row))
+
+
+def test_a_json_value_a_load_gave_is_written_as_the_text_it_was_read_from() -> None:
+    loaded = from_values(RunRow, column_values(RUN))
+    changed = replace_row(loaded, state="done")  # the steps are the same object
+    at = column_names(RunRow).index("steps")
+    first, again = column_values(loaded)[at], column_values(changed)[at]
+    assert again is first  # not rendered anew
+    assert as_loaded(changed).steps is loaded.steps  # nor parsed anew
+
+
+def test_a_json_value_replaced_is_written_as_its_own_text() -> None:
+    loaded = from_values(RunRow, column_values(RUN))
+    changed = replace_row(loaded, steps=[{"tool": "other"}])
+    at = column_names(RunRow).index("steps")
+    assert column_values(changed)[at] == '[{"tool":"other"}]'
+    assert as_loaded(changed).steps == [{"tool": "other"}]
+    # An equal value that is another object is rendered, to the same text.
+    copied = replace_row(loaded, steps=[dict(step) for step in loaded.steps])
+    assert column_values(copied)[at] == column_values(loaded)[at]

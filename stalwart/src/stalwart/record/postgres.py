@@ -16,10 +16,11 @@ the commit's one statement, read by every upsert of it.
 
 While a thread holds a lock, its loads and commits go through the lock's own connection;
 once that is lost, through a new one (the lease, not the connection, says who may
-write: `_on_a_live_connection`). Outside a lock, an operation borrows a
-connection from a `psycopg_pool` pool that checks each connection before handing it out,
-so after a server restart no stale connection reaches a load, a commit or a lock (a
-`connect_wait_secs` bound on waiting for one). A database that cannot be reached is
+write: `_on_a_live_connection`). Outside a lock, an operation borrows a connection from a
+`psycopg_pool` pool and checks it first; a lock's own statement is its connection's check,
+tried once more on a checked connection when it fails. So after a server restart no stale
+connection reaches a load, a commit or a lock (a `connect_wait_secs` bound on waiting for
+one). A database that cannot be reached is
 `RecordUnavailable` (code `record_unavailable`), never the driver's exception; since the
 in-flight record is committed before every send, nothing is sent that it does not hold.
 
@@ -148,17 +149,24 @@ _REAL_AT = {
 _BUMP = 'UPDATE "sessions" SET "version" = "version" + 1 WHERE "session" = ANY(%s::text[])'
 # Two statements in one query (bound on the client: the connection's cursors are client
 # cursors): one round trip, and the second's snapshot is taken once the lock is had.
-# The second reads the session's version, its lease, whether the backend the lease names
-# as its lock still runs (then it let the lock go: this one has it), and this backend's
-# own name as a lease's lock: its pid and its start, so a pid used again is another.
+# The second reads the session's version, its lease, and whether the backend the lease
+# names as its lock still runs (then it let the lock go: this one has it). A backend is
+# named by its pid and its start, so a pid used again is another; the one named is looked
+# up by its pid alone (pg_stat_get_activity(pid)), not found among every backend's row.
 _BACKEND = "format('backend/%%s/%%s', {0}.pid, extract(epoch FROM {0}.backend_start))"
 _STAMP_AND_LEASE = (
     'SELECT s."version", s."created"::text, l."token", l."holder", l."expires", '
-    "EXISTS (SELECT FROM pg_stat_activity a WHERE " + _BACKEND.format("a") + ' = l."lock"), '
-    "(SELECT " + _BACKEND.format("me") + " FROM pg_stat_activity me "
-    "WHERE me.pid = pg_backend_pid()) "
+    "CASE WHEN l.\"lock\" ~ '^backend/[0-9]+/' THEN EXISTS (SELECT FROM "
+    "pg_stat_get_activity(split_part(l.\"lock\", '/', 2)::int) a WHERE "
+    + _BACKEND.format("a")
+    + ' = l."lock") ELSE false END '
     'FROM (SELECT 1) one LEFT JOIN "sessions" s ON s."session" = %s '
     'LEFT JOIN "leases" l ON l."session" = %s'
+)
+# This backend's own name as a lease's lock, read once per connection (`_configure`).
+_OWN_BACKEND = (
+    "SELECT " + _BACKEND.format("me").replace("%%", "%") + " "
+    "FROM pg_stat_get_activity(pg_backend_pid()) me"
 )
 _LOCK_AND_STAMP = "SELECT pg_advisory_lock(%s); " + _STAMP_AND_LEASE
 # The same at once (`lock(wait=False)`): the first result says whether the lock was had.
@@ -219,16 +227,17 @@ class PostgresStore:
         self._counter = threading.Lock()
         self._held = threading.local()
         self._leases: dict[int, Lease] = {}  # every lease held now, by id, for the heartbeat
+        self._backends: dict[int, str] = {}  # each connection's backend name, by its pid
         self._heartbeat = Heartbeat(lease_secs / 3, self._renew_leases)
-        # A health-checked pool: a connection is checked before it is handed out, so after
-        # a server restart a stale one is replaced, never handed to a load or a lock.
+        # Connections are checked as they are taken (`_take`), or by the lock's own
+        # statement (`_lock_statement`), so after a server restart a stale one is
+        # replaced, never used by a load, a commit or a lock.
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
             min_size=1,
             max_size=_POOL_MAX,
             kwargs={"autocommit": True, "cursor_factory": psycopg.ClientCursor},
             configure=self._configure,
-            check=ConnectionPool.check_connection,
             timeout=connect_wait_secs,
             name="stalwart-record",
             open=False,
@@ -346,31 +355,13 @@ class PostgresStore:
         self, session: str, *, wait: bool = True, clock: Clock | None = None
     ) -> Iterator[Lease]:
         key = session_lock_key(session)
-        connection = self._take()
+        connection, found = self._lock_statement(key, session, wait)
         try:
-            # The session's version, read in the same round trip, by a statement of its
-            # own after the lock is had (a statement's snapshot is taken when it starts).
-            if wait:
-                locked = connection.execute(_LOCK_AND_STAMP, (key, session, session))
-            else:
-                locked = connection.execute(_TRY_LOCK_AND_STAMP, (key, session, session))
-                got = locked.fetchone()
-                if not (got and got[0]):
-                    raise errors.LockNotAvailable("held by another worker")
-            locked.nextset()
-            found = locked.fetchone()
-            assert found is not None  # a SELECT from (SELECT 1) gives one row
             lease = self._lease(connection, session, clock or SystemClock(), found)
         except psycopg.OperationalError as error:
-            if not isinstance(error, errors.LockNotAvailable):
-                connection.close()
-                self._give_back(connection)
-                raise RecordUnavailable(texts.record_unavailable(_one_line(error))) from error
+            connection.close()
             self._give_back(connection)
-            raise SessionBusy(
-                f"session {session!r} is being advanced by another worker "
-                f"(waited {self.lock_wait_secs:g}s)"
-            ) from error
+            raise RecordUnavailable(texts.record_unavailable(_one_line(error))) from error
         except SessionBusy:
             _unlock(connection, key)
             self._give_back(connection)
@@ -397,6 +388,61 @@ class PostgresStore:
             holder_ended(lease.holder)
             _unlock(held.connection, key, lease)
             self._give_back(held.connection)
+
+    def _lock_statement(
+        self, key: int, session: str, wait: bool
+    ) -> tuple[psycopg.Connection[Any], tuple[Any, ...]]:
+        """The lock had, on a connection of its own, and what the statement that took it
+        read (`_STAMP_AND_LEASE`, and this backend's name).
+
+        The connection is not checked before the lock statement: that statement is its
+        check, one round trip instead of two. A pooled connection a restart left stale
+        fails it before anything is taken (its lock, if any, went with it), and the lock
+        is tried once more on a connection checked first."""
+        for checked in (False, True):
+            connection = self._take(checked=checked)
+            try:
+                if wait:
+                    locked = connection.execute(_LOCK_AND_STAMP, (key, session, session))
+                else:
+                    locked = connection.execute(_TRY_LOCK_AND_STAMP, (key, session, session))
+                    got = locked.fetchone()
+                    if not (got and got[0]):
+                        raise errors.LockNotAvailable("held by another worker")
+                locked.nextset()
+                found = locked.fetchone()
+                assert found is not None  # a SELECT from (SELECT 1) gives one row
+                return connection, (*found, self._own_backend(connection))
+            except errors.LockNotAvailable as error:
+                self._give_back(connection)
+                raise SessionBusy(
+                    f"session {session!r} is being advanced by another worker "
+                    f"(waited {self.lock_wait_secs:g}s)"
+                ) from error
+            except psycopg.OperationalError as error:
+                connection.close()
+                self._give_back(connection)
+                if checked:
+                    raise RecordUnavailable(texts.record_unavailable(_one_line(error))) from error
+            except BaseException:
+                connection.close()
+                self._give_back(connection)
+                raise
+        raise AssertionError("unreachable")
+
+    def _own_backend(self, connection: psycopg.Connection[Any]) -> str:
+        name = self._backends.get(connection.info.backend_pid)
+        if name is None:  # a connection made before this store configured it
+            name = self._read_own_backend(connection)
+        return name
+
+    def _read_own_backend(self, connection: psycopg.Connection[Any]) -> str:
+        found = connection.execute(_OWN_BACKEND).fetchone()
+        assert found is not None  # every backend sees itself
+        name = str(found[0])
+        with self._counter:
+            self._backends[connection.info.backend_pid] = name
+        return name
 
     def _lease(
         self, connection: psycopg.Connection[Any], session: str, clock: Clock, found: Any
@@ -467,6 +513,8 @@ class PostgresStore:
 
     def _configure(self, connection: psycopg.Connection[Any]) -> None:
         connection.execute(f"{_KEEPALIVES}; SET lock_timeout = {int(self.lock_wait_secs * 1000)}")
+        # A pid the server gives again is another backend: its name is read anew here.
+        self._read_own_backend(connection)
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -486,13 +534,30 @@ class PostgresStore:
         finally:
             self._give_back(connection)
 
-    def _take(self) -> psycopg.Connection[Any]:
-        try:
-            return self._pool.getconn()
-        except PoolClosed:
-            raise RuntimeError("this PostgresStore is closed") from None
-        except PoolTimeout as error:
-            raise RecordUnavailable(texts.record_unavailable(_one_line(error))) from error
+    def _take(self, *, checked: bool = True) -> psycopg.Connection[Any]:
+        """A connection from the pool; `checked`, one that answered an empty query first,
+        so after a server restart no stale one reaches a load or a commit (a stale one is
+        dropped and another taken, while the pool has any to give)."""
+        for _ in range(_POOL_MAX + 1):
+            try:
+                connection = self._pool.getconn()
+            except PoolClosed:
+                raise RuntimeError("this PostgresStore is closed") from None
+            except PoolTimeout as error:
+                raise RecordUnavailable(texts.record_unavailable(_one_line(error))) from error
+            if not checked:
+                return connection
+            try:
+                ConnectionPool.check_connection(connection)
+            except Exception:
+                connection.close()
+                self._give_back(connection)
+                continue
+            except BaseException:
+                self._give_back(connection)
+                raise
+            return connection
+        raise RecordUnavailable(texts.record_unavailable("no connection of the pool answered"))
 
     def _give_back(self, connection: psycopg.Connection[Any]) -> None:
         # The pool discards a closed or broken connection and rolls back one left in a

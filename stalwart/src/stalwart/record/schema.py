@@ -316,17 +316,66 @@ def column_names(row_type: type) -> tuple[str, ...]:
     return _LAYOUTS[row_type].names
 
 
+class _RecordedTexts:
+    """The text each JSON value a load gave was parsed from, by the value's identity, and
+    the value parsed from each such text, by the text's identity.
+
+    A row a commit writes is mostly the row a load gave with a column or two replaced
+    (`replace_row`): its other JSON values are the very objects parsed from the record, so
+    they are written as the text they were read from, and read back (`as_loaded`) as those
+    objects, instead of being rendered and parsed anew on every commit. A value a load gave
+    is never changed in place (the kept copy of a session, `cache.py`, relies on that too),
+    so the same object always has the same text. Each entry holds its value and its text,
+    so neither identity is used again by another object while the entry lives; past
+    `max_chars` of text everything is forgotten at once, and rendering starts over.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self._max_chars = max_chars
+        self._chars = 0
+        self._text_of: dict[int, tuple[Any, str]] = {}
+        self._value_of: dict[int, tuple[str, Any]] = {}
+
+    def remember(self, value: Any, text: str) -> None:
+        if not isinstance(value, (dict, list)):
+            return  # a scalar renders about as fast as it is looked up
+        if self._chars + len(text) > self._max_chars:
+            self._text_of.clear()
+            self._value_of.clear()
+            self._chars = 0
+        self._chars += len(text)
+        self._text_of[id(value)] = (value, text)
+        self._value_of[id(text)] = (text, value)
+
+    def text(self, value: Any) -> str | None:
+        kept = self._text_of.get(id(value))
+        return kept[1] if kept is not None and kept[0] is value else None
+
+    def value(self, text: str) -> Any:
+        kept = self._value_of.get(id(text))
+        if kept is not None and kept[0] is text:
+            return kept[1]
+        value = json.loads(text)
+        self.remember(value, text)
+        return value
+
+
+_RECORDED = _RecordedTexts(max_chars=16 * 1024 * 1024)
+
+
 def column_values(row: Any) -> list[Any]:
     """A row's column values in `column_names` order, JSON columns rendered as text.
 
     Reads the row's attributes directly: JSON columns are rendered straight from the
     values the row holds, with no deep copy first (`dataclasses.asdict` copied every
-    nested value only for the copy to be thrown away once rendered).
+    nested value only for the copy to be thrown away once rendered), and a value a load
+    gave is written as the text it was read from (`_RecordedTexts`).
     """
     layout = _LAYOUTS[type(row)]
     values = list(layout.read(row))
     for index in layout.json_at:
-        values[index] = _dump(values[index])
+        value = values[index]
+        values[index] = _RECORDED.text(value) or _dump(value)
     return values
 
 
@@ -336,11 +385,15 @@ def to_columns(row: Any) -> dict[str, Any]:
 
 
 def from_values(row_type: type[Row], values: Sequence[Any]) -> Row:
-    """A row from its column values in `column_names` order, JSON parsed, bools made bools."""
+    """A row from its column values in `column_names` order, JSON parsed, bools made bools.
+
+    A JSON text written from a value a load gave is given that value (`_RecordedTexts`)."""
     layout = _LAYOUTS[row_type]
     parsed = list(values)
     for index in layout.json_at:
-        parsed[index] = _load(parsed[index])
+        text = parsed[index]
+        # None, or a backend's own parsed value, is as it came.
+        parsed[index] = _RECORDED.value(text) if isinstance(text, str) else _load(text)
     for index in layout.bool_at:
         parsed[index] = bool(parsed[index])
     # Built as `replace_row` copies: a load makes every row of a session, and the frozen
