@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -194,6 +194,36 @@ def write_project(
         f"record: {record}\n"
     )
     return Project(folder)
+
+
+@pytest.fixture(params=BACKENDS)
+def record(request: pytest.FixtureRequest) -> str:
+    """agent.yaml's `record:`: a SQLite file beside it, or a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_url"))
+    return "record.sqlite"
+
+
+class ServiceProject(NamedTuple):
+    """The service's project (tests/service.py) on `record`, its first agent (on the test's
+    `clock`), and its tools module: `PLAN` scripts each send, `CALLS` lists them."""
+
+    project: Project
+    agent: Agent
+    module: Any
+
+
+@pytest.fixture
+def service_project(tmp_path: Path, record: str, clock: FakeClock) -> Iterator[ServiceProject]:
+    """The service's project once per backend; every agent opened on it is closed after."""
+    from service import write_service_project  # service.py builds on write_project, above
+
+    project = write_service_project(tmp_path, record=record)
+    agent = project.agent(clock=clock)
+    assert project.module is not None
+    yield ServiceProject(project, agent, project.module)
+    for opened in project.agents:
+        opened.close()
 
 
 @pytest.fixture

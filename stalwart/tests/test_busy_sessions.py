@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from pg_fixtures import BACKENDS
-from service import turn, write_service_project
+from conftest import ServiceProject
+from service import turn
 
-from stalwart import FakeClock, texts
+from stalwart import texts
 
 WAIT = 30.0  # a bound on what should take a moment; reaching it fails the test
 
@@ -26,13 +26,6 @@ from stalwart import Agent
 
 Agent.from_file(sys.argv[1]).confirm_current(sys.argv[2], "approve")
 """
-
-
-@pytest.fixture(params=BACKENDS)
-def record(request: pytest.FixtureRequest) -> str:
-    if request.param == "postgres":
-        return str(request.getfixturevalue("pg_url"))
-    return "record.sqlite"
 
 
 def _wait_for(path: Path, worker: subprocess.Popen[str]) -> None:
@@ -46,12 +39,9 @@ def _wait_for(path: Path, worker: subprocess.Popen[str]) -> None:
 
 @pytest.mark.timeout(120)
 def test_pending_and_resume_all_skip_a_session_another_worker_is_advancing(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    agent = project.agent(clock=FakeClock())
-    module = project.module
-    assert module is not None
+    project, agent, module = service_project
     # Session "v": its process stopped mid-call, so its run is left for any worker.
     module.PLAN["book_slot"] = ["crash"]
     agent.chat(turn(("book_slot", 1)), user="v")
@@ -59,7 +49,7 @@ def test_pending_and_resume_all_skip_a_session_another_worker_is_advancing(
         agent.confirm_current("v", "approve")
     # Session "u": another worker is inside charge_card, holding the session.
     agent.chat(turn(("charge_card", 2)), user="u")
-    (tmp_path / "block-charge_card").touch()
+    (project.folder / "block-charge_card").touch()
     worker = subprocess.Popen(
         [sys.executable, "-c", CONFIRM, str(project.yaml), "u"],
         stdout=subprocess.PIPE,
@@ -67,7 +57,7 @@ def test_pending_and_resume_all_skip_a_session_another_worker_is_advancing(
         text=True,
     )
     try:
-        _wait_for(tmp_path / "started-charge_card", worker)
+        _wait_for(project.folder / "started-charge_card", worker)
         reply = agent.pending("u")  # returns at once; before, it waited for the worker
         assert reply is not None
         assert (reply.state, reply.text) == ("running", texts.BUSY_ELSEWHERE)
@@ -78,5 +68,3 @@ def test_pending_and_resume_all_skip_a_session_another_worker_is_advancing(
     finally:
         os.kill(worker.pid, signal.SIGKILL)
         worker.communicate(timeout=WAIT)
-    for opened in project.agents:
-        opened.close()

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from conftest import session_identity
-from pg_fixtures import BACKENDS
 from service import keys_log, turn, write_service_project
 
 from stalwart import Agent
@@ -179,13 +178,6 @@ def test_an_undo_killed_mid_call_is_sent_again_under_its_own_key(tmp_path: Path)
     undo_key = undo_sends[0][0]
     assert undo_sends == [(undo_key, 1), (undo_key, 2)]
     assert _statuses(project.yaml)[-1] == ("free_slot", "ran", 2)
-
-
-@pytest.fixture(params=BACKENDS)
-def record(request: pytest.FixtureRequest) -> str:
-    if request.param == "postgres":
-        return str(request.getfixturevalue("pg_url"))
-    return "record.sqlite"
 
 
 def test_workers_racing_to_approve_one_question_run_the_tool_once_and_approve_nothing_else(

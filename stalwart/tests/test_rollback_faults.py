@@ -8,29 +8,13 @@ session up from the record. Time is a FakeClock.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from pg_fixtures import BACKENDS
-from service import turn, write_service_project
+from conftest import ServiceProject, approve_all
+from service import turn
 
 from stalwart import Agent, FakeClock, UndoUnavailable
-
-
-@pytest.fixture(params=BACKENDS)
-def record(request: pytest.FixtureRequest) -> str:
-    """agent.yaml's record: a SQLite file, or a fresh PostgreSQL database."""
-    if request.param == "postgres":
-        return str(request.getfixturevalue("pg_url"))
-    return "record.sqlite"
-
-
-def _approve(agent: Agent, text: str, user: str = "u") -> Any:
-    reply = agent.chat(text, user=user)
-    while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = agent.confirm_current(user, "approve")
-    return reply
 
 
 def _tries(module: Any, tool: str) -> list[int]:
@@ -38,16 +22,13 @@ def _tries(module: Any, tool: str) -> list[int]:
 
 
 def test_an_undo_whose_first_try_got_no_answer_says_it_may_have_taken_effect(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    agent = project.agent(clock=FakeClock())
-    module = project.module
-    assert module is not None
+    _, agent, module = service_project
     # The refund is made and its answer lost; the next three tries fail plainly.
     module.PLAN["refund_card"] = ["lost", "error", "error", "error"]
     module.PLAN["stamp_form"] = ["error"]
-    reply = _approve(agent, turn(("charge_card", 1), ("stamp_form", 2)))
+    reply = approve_all(agent, turn(("charge_card", 1), ("stamp_form", 2)), "u")
     assert reply.state == "stuck"
     question = (
         "Undoing refund_card failed after 4 tries (RuntimeError: refund_card is down). "
@@ -65,16 +46,12 @@ def test_an_undo_whose_first_try_got_no_answer_says_it_may_have_taken_effect(
     )
     undo = [c for c in agent.record("u") if c.kind == "undo"][0]
     assert (undo.status, undo.tries) == ("failed", 4)
-    agent.close()
 
 
 def test_an_undo_in_flight_when_its_process_stopped_may_have_taken_effect(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    first = project.agent(clock=FakeClock())
-    module = project.module
-    assert module is not None
+    project, first, module = service_project
     module.PLAN["stamp_form"] = ["error"]
     module.PLAN["refund_card"] = ["crash_after", "error", "error", "error"]
     first.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
@@ -88,18 +65,12 @@ def test_an_undo_in_flight_when_its_process_stopped_may_have_taken_effect(
         reply.waiting[0].text
     )
     assert reply.waiting[0].text.startswith("Undoing refund_card failed after 4 tries")
-    for opened in project.agents:
-        opened.close()
 
 
 def test_after_a_stop_during_the_waits_the_undo_tries_made_before_count(
-    tmp_path: Path, record: str
+    service_project: ServiceProject, clock: FakeClock
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    clock = FakeClock()
-    first = project.agent(clock=clock)
-    module = project.module
-    assert module is not None
+    project, first, module = service_project  # first is on clock
     module.PLAN["stamp_form"] = ["error"]
     module.PLAN["free_slot"] = ["error", "error"]
 
@@ -132,17 +103,12 @@ def test_after_a_stop_during_the_waits_the_undo_tries_made_before_count(
     # A person's retry gives a new round of four.
     reply = second.answer_current("u", "retry")
     assert reply.waiting[0].text.startswith("Undoing free_slot failed after 8 tries")
-    for opened in project.agents:
-        opened.close()
 
 
 def test_a_stop_with_the_last_try_in_flight_asks_at_once_and_sends_nothing_more(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    first = project.agent(clock=FakeClock())
-    module = project.module
-    assert module is not None
+    project, first, module = service_project
     module.PLAN["stamp_form"] = ["error"]
     module.PLAN["free_slot"] = ["error", "error", "error", "crash"]
     first.chat(turn(("book_slot", 1), ("stamp_form", 2)), user="u")
@@ -158,17 +124,12 @@ def test_a_stop_with_the_last_try_in_flight_asks_at_once_and_sends_nothing_more(
         "An earlier try of free_slot got no answer, so it may have taken effect. "
         "1 step(s) still need undoing."
     )
-    for opened in project.agents:
-        opened.close()
 
 
 def test_the_failed_runs_reply_is_given_once_after_a_stop_mid_rollback(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    first = project.agent(clock=FakeClock())
-    module = project.module
-    assert module is not None
+    project, first, module = service_project
     module.PLAN["stamp_form"] = ["error"]
     module.PLAN["free_slot"] = ["crash"]
     first.chat(turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3)), user="u")
@@ -190,21 +151,16 @@ def test_the_failed_runs_reply_is_given_once_after_a_stop_mid_rollback(
     # Given once: the next turn's reply is its own.
     again = second.chat(turn(("count_stock", 5)), user="u")
     assert again.earlier == () and again.text.startswith("Done: count_stock")
-    for opened in project.agents:
-        opened.close()
 
 
 def test_a_worker_lacking_the_undo_leaves_the_rollback_for_one_that_has_it(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    full = project.agent(clock=FakeClock())
-    module = project.module
-    assert module is not None
+    project, full, module = service_project
     # A deploy in progress: another worker's agent.yaml lacks refund_card.
     text = project.yaml.read_text()
     assert "refund_card, " in text
-    deploying = tmp_path / "agent-deploying.yaml"
+    deploying = project.folder / "agent-deploying.yaml"
     deploying.write_text(text.replace("refund_card, ", ""))
     partial = Agent.from_file(deploying, clock=FakeClock())
     assert "refund_card" not in partial.tools
@@ -233,23 +189,18 @@ def test_a_worker_lacking_the_undo_leaves_the_rollback_for_one_that_has_it(
     )
     assert [name for name, *_ in module.CALLS][-1] == "refund_card"
     partial.close()
-    for opened in project.agents:
-        opened.close()
 
 
 def test_the_rollback_uses_the_undo_recorded_with_the_write_not_todays(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    first = project.agent(clock=FakeClock())
-    module = project.module
-    assert module is not None
+    project, first, module = service_project
     module.PLAN["stamp_form"] = ["error"]
     first.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
     first.confirm_current("u", "approve")
     # Meanwhile agent.yaml changes charge_card's undo; the charge ran under the old one.
     text = project.yaml.read_text()
-    changed = tmp_path / "agent-changed.yaml"
+    changed = project.folder / "agent-changed.yaml"
     changed.write_text(
         text.replace("rulebook:", "  - charge_card:\n      undo: free_slot\nrulebook:")
     )
@@ -262,5 +213,3 @@ def test_the_rollback_uses_the_undo_recorded_with_the_write_not_todays(
         "charge_card (by refund_card)."
     )
     second.close()
-    for opened in project.agents:
-        opened.close()

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Project, session_identity
-from pg_fixtures import BACKENDS
+from conftest import Project, ServiceProject, approve_all, session_identity
 from service import turn, write_service_project
 
 from stalwart import (
@@ -43,13 +42,6 @@ def shop(tmp_path: Path, clock: FakeClock, store: Store) -> Iterator[Shop]:
         opened.close()
 
 
-def _approve_confirmations(agent: Agent, text: str, user: str = "u") -> Any:
-    reply = agent.chat(text, user=user)
-    while reply.waiting and reply.waiting[0].kind == "confirm":
-        reply = agent.confirm_current(user, "approve")
-    return reply
-
-
 def _sends(module: Any, tool: str) -> list[tuple[str, int]]:
     return [(key, tries) for name, key, tries in module.CALLS if name == tool]
 
@@ -60,7 +52,7 @@ def _sends(module: Any, tool: str) -> list[tuple[str, int]]:
 def test_a_tool_reads_its_key_from_current_call_and_from_its_parameter(shop: Shop) -> None:
     _, agent, module = shop
     assert current_call() is None
-    reply = _approve_confirmations(agent, turn(("charge_card", 4)))
+    reply = approve_all(agent, turn(("charge_card", 4)), "u")
     assert reply.state == "done"
     key = idempotency_key(session_identity(agent.store, "u"), "1.1", "charge_card", {"order": 4})
     assert [key] == module.KEY_PARAMS
@@ -103,7 +95,7 @@ def test_a_failure_not_in_doubt_is_never_tried_again_and_the_run_is_undone(
 ) -> None:
     _, agent, module = shop
     module.PLAN["book_slot"] = [behaviour]
-    reply = _approve_confirmations(agent, turn(("charge_card", 1), ("book_slot", 2)))
+    reply = approve_all(agent, turn(("charge_card", 1), ("book_slot", 2)), "u")
     assert len(_sends(module, "book_slot")) == 1
     error = "ConnectionRefusedError" if behaviour == "refused" else "RuntimeError"
     assert reply.text == (
@@ -117,7 +109,7 @@ def test_a_retry_safe_write_in_doubt_is_sent_again_and_the_service_does_it_once(
 ) -> None:
     _, agent, module = shop
     module.PLAN["book_slot"] = ["lost"]
-    reply = _approve_confirmations(agent, turn(("book_slot", 7)))
+    reply = approve_all(agent, turn(("book_slot", 7)), "u")
     assert reply.text == 'Done: book_slot returned {"order":7,"slot":"s-7"}.'
     sends = _sends(module, "book_slot")
     key = sends[0][0]
@@ -138,7 +130,7 @@ def test_a_write_in_doubt_that_is_not_retry_safe_asks_a_person_and_is_sent_once(
 ) -> None:
     _, agent, module = shop
     module.PLAN["charge_card"] = ["lost"]
-    reply = _approve_confirmations(agent, turn(("charge_card", 1), ("book_slot", 2)))
+    reply = approve_all(agent, turn(("charge_card", 1), ("book_slot", 2)), "u")
     assert reply.state == "waiting"
     [waiting] = reply.waiting
     assert waiting.kind == "outcome"
@@ -162,9 +154,7 @@ def test_happened_goes_on_and_a_later_failure_cannot_bind_its_unseen_result(
     _, agent, module = shop
     module.PLAN["charge_card"] = ["lost"]
     module.PLAN["stamp_form"] = ["error"]
-    reply = _approve_confirmations(
-        agent, turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3))
-    )
+    reply = approve_all(agent, turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3)), "u")
     assert reply.waiting[0].kind == "outcome"
     reply = agent.answer_current("u", "happened")
     assert reply.waiting[0].kind == "confirm" and reply.waiting[0].tool == "stamp_form"
@@ -192,7 +182,7 @@ def test_happened_goes_on_and_a_later_failure_cannot_bind_its_unseen_result(
 def test_happened_in_a_run_that_ends_well_says_so(shop: Shop) -> None:
     _, agent, module = shop
     module.PLAN["charge_card"] = ["lost"]
-    _approve_confirmations(agent, turn(("charge_card", 2)))
+    approve_all(agent, turn(("charge_card", 2)), "u")
     reply = agent.answer_current("u", "happened")
     assert reply.text == "Done: charge_card took effect, a person said (no answer came back)."
 
@@ -200,7 +190,7 @@ def test_happened_in_a_run_that_ends_well_says_so(shop: Shop) -> None:
 def test_did_not_happen_fails_the_run_and_leaves_that_write_alone(shop: Shop) -> None:
     _, agent, module = shop
     module.PLAN["charge_card"] = ["timeout"]
-    _approve_confirmations(agent, turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3)))
+    approve_all(agent, turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3)), "u")
     reply = agent.answer_current("u", "did not happen")
     assert reply.state == "rolled_back"
     assert reply.text == (
@@ -215,7 +205,7 @@ def test_did_not_happen_fails_the_run_and_leaves_that_write_alone(shop: Shop) ->
 def test_a_retry_safe_write_still_in_doubt_after_its_retries_is_asked_about(shop: Shop) -> None:
     _, agent, module = shop
     module.PLAN["book_slot"] = ["lost", "timeout", "timeout"]
-    reply = _approve_confirmations(agent, turn(("book_slot", 1)))
+    reply = approve_all(agent, turn(("book_slot", 1)), "u")
     assert [t for _, t in _sends(module, "book_slot")] == [1, 2, 3]
     assert reply.waiting[0].kind == "outcome"
     assert reply.waiting[0].text == (
@@ -231,9 +221,7 @@ def test_a_retry_safe_write_still_in_doubt_after_its_retries_is_asked_about(shop
 def _stuck(agent: Agent, module: Any) -> Any:
     module.PLAN["free_slot"] = ["error"] * 4
     module.PLAN["stamp_form"] = ["error"]
-    return _approve_confirmations(
-        agent, turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3))
-    )
+    return approve_all(agent, turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3)), "u")
 
 
 def test_an_undo_failing_every_try_asks_a_person_with_the_chapters_question(
@@ -328,21 +316,10 @@ def test_the_undo_schedule_is_configurable(tmp_path: Path) -> None:
 # --- the same key across a retry, a resume and a re-sent undo ---
 
 
-@pytest.fixture(params=BACKENDS)
-def record(request: pytest.FixtureRequest) -> str:
-    """agent.yaml's record: a SQLite file, or a fresh PostgreSQL database."""
-    if request.param == "postgres":
-        return str(request.getfixturevalue("pg_url"))
-    return "record.sqlite"
-
-
 def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    first = project.agent(clock=FakeClock())
-    module = project.module
-    assert module is not None
+    project, first, module = service_project
     module.PLAN["book_slot"] = ["lost", "crash"]
     first.chat(turn(("book_slot", 1), ("stamp_form", 2)), user="u")
     with pytest.raises(module.SimulatedCrash):
@@ -367,20 +344,16 @@ def test_one_key_across_a_retry_a_crash_and_resume_and_a_resent_undo(
     assert list(module.APPLIED).count(undo_key) == 1
     undo = [c for c in third.record("u") if c.kind == "undo"][0]
     assert (undo.status, undo.tries, undo.key) == ("ran", 2, undo_key)
-    for opened in project.agents:
-        opened.close()
 
 
 def test_an_answer_meant_for_a_question_that_moved_on_is_refused(
-    tmp_path: Path, record: str
+    service_project: ServiceProject,
 ) -> None:
-    project = write_service_project(tmp_path, record=record)
-    first, second = project.agent(clock=FakeClock()), project.agent(clock=FakeClock())
+    project, first, _ = service_project
+    second = project.agent(clock=FakeClock())
     shown = first.chat(turn(("book_slot", 1), ("charge_card", 2)), user="u").waiting[0]
     assert second.confirm("u", "approve", question=shown).waiting[0].tool == "charge_card"
     before = first.store.load("u")
     with pytest.raises(AnswerError, match="no longer waits; nothing was changed"):
         first.confirm("u", "approve", question=shown)
     assert first.store.load("u") == before
-    for opened in project.agents:
-        opened.close()
