@@ -168,3 +168,42 @@ def test_a_commit_that_fails_leaves_nothing_kept(location: str) -> None:
         assert again == record
     finally:
         store.close()
+
+
+def test_a_row_the_kept_copy_holds_is_not_moved_and_one_it_does_not_is(tmp_path: Path) -> None:
+    """SQLite sets a row's indexed session column only by a move statement; under the lock,
+    a row the kept copy already holds in the session needs none (it would match nothing),
+    and a row it does not know still gets one, so a row given another session moves."""
+    from stalwart.record.schema import RunRow
+
+    store = open_store(str(tmp_path / "record.sqlite"))
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
+
+    def run(session: str, state: str) -> RunRow:
+        return RunRow("r1", session, 1, "turn", state, [], 0, None, None, None, 0, 1.0, 1.0)
+
+    def moves() -> list[str]:
+        found = [s for s in statements if s.startswith('UPDATE "runs" SET "session"')]
+        statements.clear()
+        return found
+
+    try:
+        session = SessionRow("s", "u", "desk", 1.0)
+        other = SessionRow("t", "u", "desk", 1.0)
+        store.commit(Changes(sessions=[session, other], runs=[run("s", "running")]))
+        with store.lock("s"):
+            assert store.load("s") is not None  # kept, at the version the lock read
+            moves()
+            store.commit(Changes(runs=[run("s", "done")]))
+            assert moves() == []  # r1 is the session's already
+        with store.lock("t"):
+            assert store.load("t") is not None  # kept, without r1
+            moves()
+            store.commit(Changes(runs=[run("t", "done")]))
+            assert len(moves()) == 1  # r1 is not known as t's: it is moved
+        moved = store.load("t")
+        assert moved is not None and [r.run_id for r in moved.runs] == ["r1"]
+        assert store.sessions_with_runs_in(["done"]) == ["t"]
+    finally:
+        store.close()

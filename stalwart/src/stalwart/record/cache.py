@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from .base import Changes, SessionRecord
-from .schema import CallRow, MessageRow, RunRow, SessionRow, replace_row
+from .schema import MOVABLE, CallRow, MessageRow, RunRow, SessionRow, replace_row
 
 # What validates a kept copy: the session row's (version, created), or None when the
 # record has no row for the session.
@@ -100,6 +100,20 @@ class SessionCache:
             return
         self._keep(session, stamp, record)
 
+    def kept_keys(self, session: str) -> set[tuple[type, Any]] | None:
+        """The keys of the session's rows the record holds now, of the tables whose rows
+        a commit may move between sessions (`schema.MOVABLE`), as (row type, key): known
+        while this thread holds the session's lock and a copy is kept at its stamp, else
+        None. A row whose key is here is already the session's: a commit need not move it."""
+        holds = self._holds()
+        if session not in holds:
+            return None
+        with self._guard:
+            kept = self._kept.get(session)
+            if kept is None or kept.stamp != holds[session]:
+                return None
+            return kept.keys
+
     # --- commits ---
 
     def failed(self, changes: Changes) -> None:
@@ -144,6 +158,7 @@ class SessionCache:
             # flight, then its outcome) is read back once, as its latest.
             kept.stamp = after
             kept.pending.append((changes, as_loaded))
+            kept.keys.update(_movable_keys(changes.rows()))
 
     # --- inside ---
 
@@ -173,12 +188,20 @@ class _Kept:
         self.stamp = stamp
         self.record = record
         self.pending: list[tuple[Changes, Callable[[Any], Any]]] = []
+        self.keys: set[tuple[type, Any]] = set(_movable_keys([*record.runs, *record.calls]))
 
     def current(self) -> SessionRecord:
         if self.pending:
             self.record = _applied(self.record, self.pending, self.stamp)
             self.pending = []
         return self.record
+
+
+def _movable_keys(rows: Iterable[Any]) -> Iterator[tuple[type, Any]]:
+    for row in rows:
+        key = MOVABLE.get(type(row))
+        if key is not None:
+            yield type(row), key(row)
 
 
 def _sessions(changes: Changes) -> list[str]:

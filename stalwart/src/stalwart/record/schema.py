@@ -11,6 +11,7 @@ import dataclasses
 import datetime
 import enum
 import json
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -269,6 +270,14 @@ TABLES: tuple[Table, ...] = (
 
 TABLE_OF: dict[type, Table] = {table.row: table for table in TABLES}
 
+# The tables with an indexed column besides their key, whose rows a commit may move to
+# another session (a backend sets that column only when it changes): each row's key.
+MOVABLE: dict[type, Callable[[Any], Any]] = {
+    table.row: attrgetter(*table.key)
+    for table in TABLES
+    if any(column not in table.key for column in table.index)
+}
+
 # Columns added after a table was first released: a backend adds them to a record made
 # before, each with this default for the rows already there.
 # A default of None adds the column with no default: NULL for the rows already there.
@@ -476,11 +485,16 @@ def _encode(value: Any) -> str:
     JSON (keys that are tuples, a structure that holds itself, an int longer than Python
     prints, an object whose own methods raise) fails its step as a recorded outcome
     instead of escaping after the send, again at every later access of the session."""
+    made = _THREAD_ENCODER.made
     try:
-        return _ENCODER.encode(value)
+        if made is None or isinstance(value, str):
+            return _ENCODER.encode(value)
+        return "".join(made(value, 0))
     except NotRecordable:
+        _THREAD_ENCODER.renew()
         raise
     except Exception as error:  # whatever the value's own methods raised
+        _THREAD_ENCODER.renew()
         raise NotRecordable(texts.not_encodable(_error_text(error))) from None
 
 
@@ -527,3 +541,34 @@ def json_default(value: Any) -> Any:
 # The canonical text of a JSON column: sorted keys, no spaces. One encoder, made once
 # (`json.dumps` with options builds a new one on every call); it keeps no state.
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=json_default)
+
+
+class _ThreadEncoder(threading.local):
+    """`_ENCODER`'s own C encoder, made once per thread instead of on every `encode`
+    (which also builds a closure the C encoder never calls): the same text, as
+    `JSONEncoder.encode` makes it. Per thread, because it keeps the containers it is
+    inside of (to refuse a structure that holds itself), and made again after a failure,
+    which may leave some there. None where json has no C encoder: `_ENCODER` itself."""
+
+    def __init__(self) -> None:
+        self.made: Callable[[Any, int], list[str]] | None = None
+        self.renew()
+
+    def renew(self) -> None:
+        make = getattr(json.encoder, "c_make_encoder", None)
+        if make is None:
+            return
+        self.made = make(
+            {},  # the containers being rendered: empty again once one is rendered
+            _ENCODER.default,
+            json.encoder.encode_basestring_ascii,
+            None,
+            _ENCODER.key_separator,
+            _ENCODER.item_separator,
+            _ENCODER.sort_keys,
+            _ENCODER.skipkeys,
+            _ENCODER.allow_nan,
+        )
+
+
+_THREAD_ENCODER = _ThreadEncoder()

@@ -38,6 +38,7 @@ from .lease import (
 )
 from .schema import (
     ADDED_COLUMNS,
+    MOVABLE,
     TABLE_OF,
     TABLES,
     CallRow,
@@ -212,6 +213,7 @@ class SQLiteStore:
         written: dict[int, list[Any]] = {}  # each row's column values, by the row's id
         session = _session_of(changes)
         lease = self._lease_held(session)
+        known = self._cache.kept_keys(session)  # rows already the session's: not moved
         with self._guard:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
@@ -226,10 +228,13 @@ class SQLiteStore:
                         values = [column_values(row) for row in rows]
                         written.update(zip(map(id, rows), values, strict=True))
                         self._db.executemany(_UPSERTS[row_type], values)
-                        for move in _MOVES[row_type]:
-                            self._db.executemany(
-                                move.sql, [[row[i] for i in move.at] for row in values]
-                            )
+                        moves = _MOVES[row_type]
+                        if moves:
+                            moving = _may_move(row_type, rows, values, session, known)
+                            for move in moves if moving else ():
+                                self._db.executemany(
+                                    move.sql, [[row[i] for i in move.at] for row in moving]
+                                )
                     upserted = {row.session for row in changes.sessions}
                     touched = dict.fromkeys(r.session for r in changes.rows())
                     bumped = [(s,) for s in touched if s not in upserted]
@@ -443,6 +448,25 @@ def _drop(stack: list[Lease], lease: Lease) -> None:
         if stack[at] is lease:
             del stack[at]
             return
+
+
+def _may_move(
+    row_type: type,
+    rows: list[Any],
+    values: list[list[Any]],
+    session: str,
+    known: set[tuple[type, Any]] | None,
+) -> list[list[Any]]:
+    """The column values of the rows a move may change: all of them, but for the rows the
+    record already holds in `session` (a move of those would match nothing)."""
+    if known is None:
+        return values
+    key = MOVABLE[row_type]
+    return [
+        written
+        for row, written in zip(rows, values, strict=True)
+        if row.session != session or (row_type, key(row)) not in known
+    ]
 
 
 def _session_of(changes: Changes) -> str:
