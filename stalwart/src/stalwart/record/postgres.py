@@ -152,11 +152,14 @@ _BUMP = 'UPDATE "sessions" SET "version" = "version" + 1 WHERE "session" = ANY(%
 # The second reads the session's version, its lease, and whether the backend the lease
 # names as its lock still runs (then it let the lock go: this one has it). A backend is
 # named by its pid and its start, so a pid used again is another; the one named is looked
-# up by its pid alone (pg_stat_get_activity(pid)), not found among every backend's row.
+# up by its pid alone (pg_stat_get_activity(pid)), not found among every backend's row,
+# and only for a lease not given back (`lease.ended` needs no more of one given back):
+# reading the server's backend status copies every backend's entry, a cost that grows with
+# the workers.
 _BACKEND = "format('backend/%%s/%%s', {0}.pid, extract(epoch FROM {0}.backend_start))"
 _STAMP_AND_LEASE = (
     'SELECT s."version", s."created"::text, l."token", l."holder", l."expires", '
-    "CASE WHEN l.\"lock\" ~ '^backend/[0-9]+/' THEN EXISTS (SELECT FROM "
+    "CASE WHEN l.\"holder\" <> '' AND l.\"lock\" ~ '^backend/[0-9]+/' THEN EXISTS (SELECT FROM "
     "pg_stat_get_activity(split_part(l.\"lock\", '/', 2)::int) a WHERE "
     + _BACKEND.format("a")
     + ' = l."lock") ELSE false END '
