@@ -22,13 +22,14 @@ def shape_of(tokens: Sequence[Token]) -> Shape | None:
     if len(tokens) > _MEMO_MAX_TOKENS:
         return None  # a long clause is rarely said twice: not kept
     first: dict[str, int] = {}
+    seen = first.setdefault
+    word = Kind.WORD
+    # A list made first: tuple() of a generator is the slower way to the same tuple.
     return tuple(
-        (
-            token.kind,
-            token.lower if token.kind is Kind.WORD else None,
-            first.setdefault(token.text, position),
-        )
-        for position, token in enumerate(tokens)
+        [
+            (kind, lower if kind is word else None, seen(text, position))
+            for position, (kind, text, _, lower) in enumerate(tokens)
+        ]
     )
 
 

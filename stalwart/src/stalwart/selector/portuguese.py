@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .tokens import QUOTED
+from .tokens import QUOTED, has_quote
 
 _FUNCTION_WORDS_TEXT = """
     o os da das dos na nas ao aos pelo pela pelos pelas numa
@@ -47,9 +47,10 @@ def marks(words: Iterable[str]) -> int:
 
 def reads_as_portuguese(turn: str, english_words: frozenset[str]) -> bool:
     """Whether the turn reads as Portuguese rather than as English (`english_words`)."""
-    english_marks = english_words - SHARED_WORDS
     # A quoted string is a value, a name or a title, not the language of the turn.
-    words = _WORDS.findall(QUOTED.sub(" ", turn.lower()))
+    lowered = turn.lower()
+    words = _WORDS.findall(QUOTED.sub(" ", lowered) if has_quote(lowered) else lowered)
     if FUNCTION_WORDS.isdisjoint(words):
         return False
+    english_marks = english_words - SHARED_WORDS
     return marks(words) > sum(1 for w in words if w in english_marks)

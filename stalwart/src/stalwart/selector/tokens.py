@@ -24,12 +24,18 @@ class Kind(Enum):
     QUOTED = "quoted"
     OTHER = "other"  # a token with digits or signs that is no number: 2026-12-01, B-12
 
+    # Hashed by identity, in C: a clause's shape (`memo.py`) is a key of its tokens' kinds,
+    # and Enum's own hash is a Python call per token. Members are singletons, compared by
+    # identity, so the two agree.
+    __hash__ = object.__hash__
+
 
 VALUE_KINDS = frozenset({Kind.INTEGER, Kind.DECIMAL, Kind.QUOTED, Kind.OTHER})
 
 # A single quote opens a string only where a word does not go on through it ("it's").
 QUOTED = re.compile(r"\"(?P<double>[^\"]*)\"|(?<!\w)'(?P<single>[^']*)'(?!\w)")
 _CHUNK = re.compile(rf"{QUOTED.pattern}|\S+")
+_NON_SPACE = re.compile(r"\S+")  # `_CHUNK` where no quote mark is: the same chunks
 _WORD = re.compile(r"[^\W\d_]+(?:[-_'’][^\W\d_]+)*")
 _WORD_PARTS = re.compile(r"[^\W\d_]+")
 _LEADING = "(["
@@ -54,11 +60,14 @@ def split_clauses(turn: str, grammar: Grammar) -> list[tuple[str, int]]:
     of its length). The work is linear in the turn's length, given a separator pattern
     whose every match attempt is bounded (see `Grammar.clause_separator`).
     """
-    scan = _scanner(grammar.clause_separator)
+    # A turn with no quote mark has no quoted string to step over: its separators alone
+    # are scanned for (the pattern of both tries every quote at every position).
+    quoted = has_quote(turn)
+    scan = _scanner(grammar.clause_separator) if quoted else grammar.clause_separator
     clauses: list[tuple[str, int]] = []
     start = 0
     for found in scan.finditer(turn):
-        if found.lastgroup != "separator":
+        if quoted and found.lastgroup != "separator":
             continue  # a quoted string, stepped over
         clauses.append((turn[start : found.start()], start))
         start = found.end()
@@ -88,16 +97,22 @@ def _scanner(separator: re.Pattern[str]) -> re.Pattern[str]:
     return scan
 
 
+# A Token made straight from its fields' tuple, in C: `Token(...)` goes through the
+# NamedTuple's own Python `__new__`, once per word of every turn.
+_new = tuple.__new__
+
+
 def tokenize(clause: str, offset: int, grammar: Grammar) -> list[Token]:
     """Cut a clause into tokens; `offset` is where the clause starts in the turn."""
     tokens: list[Token] = []
     append, word, marks = tokens.append, _WORD.fullmatch, grammar.number_marks
     decimal, integer = grammar.decimal.fullmatch, grammar.integer.fullmatch
-    for chunk in _CHUNK.finditer(clause):
+    quoted = has_quote(clause)
+    for chunk in (_CHUNK if quoted else _NON_SPACE).finditer(clause):
         text, start = chunk.group(), offset + chunk.start()
-        if chunk.lastgroup is not None:
+        if quoted and chunk.lastgroup is not None:
             inner = text[1:-1]
-            append(Token(Kind.QUOTED, inner, start + 1, inner.lower()))
+            append(_new(Token, (Kind.QUOTED, inner, start + 1, inner.lower())))
             continue
         stripped = text.lstrip(_LEADING)
         start += len(text) - len(stripped)
@@ -107,19 +122,24 @@ def tokenize(clause: str, offset: int, grammar: Grammar) -> list[Token]:
         if word(stripped):
             # Letters only: no number (a grammar writes its numbers with digits). Most
             # tokens are words, so they are known at the first test.
-            append(Token(Kind.WORD, stripped, start, stripped.lower()))
+            append(_new(Token, (Kind.WORD, stripped, start, stripped.lower())))
             continue
         unmarked = stripped.lstrip(marks)
         at = start + len(stripped) - len(unmarked)
         if decimal(unmarked):
             limits.check_number(unmarked)  # before Decimal() or int() ever sees it
-            append(Token(Kind.DECIMAL, unmarked, at, unmarked.lower()))
+            append(_new(Token, (Kind.DECIMAL, unmarked, at, unmarked.lower())))
         elif integer(unmarked):
             limits.check_number(unmarked)
-            append(Token(Kind.INTEGER, unmarked, at, unmarked.lower()))
+            append(_new(Token, (Kind.INTEGER, unmarked, at, unmarked.lower())))
         else:
-            append(Token(Kind.OTHER, stripped, start, stripped.lower()))
+            append(_new(Token, (Kind.OTHER, stripped, start, stripped.lower())))
     return tokens
+
+
+def has_quote(text: str) -> bool:
+    """Whether `QUOTED` could match anywhere in `text`: only where a quote mark is."""
+    return '"' in text or "'" in text
 
 
 def word_parts(text: str) -> list[str]:
