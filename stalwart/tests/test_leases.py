@@ -229,6 +229,47 @@ def test_a_call_on_sqlite_makes_no_durable_commit_for_its_lease(tmp_path: Path) 
         store.close()
 
 
+def test_a_commit_on_sqlite_renews_its_lease_only_once_a_third_of_it_has_gone(
+    tmp_path: Path,
+) -> None:
+    """Later commits under a lease only read it (the commit holds the write lock), so the
+    lease's page is not made durable again on every commit; once a third of its time has
+    gone, as often as the heartbeat renews it, a commit renews it (issue 17)."""
+    location = str(tmp_path / "record.sqlite")
+    store, clock = open_store(location), FakeClock()
+    written: list[str] = []
+    store._db.set_trace_callback(written.append)  # type: ignore[attr-defined]
+
+    def lease_writes() -> list[str]:
+        return [sql for sql in written if '"leases"' in sql and not sql.startswith("SELECT")]
+
+    try:
+        with store.lock("s", clock=clock) as lease:
+            store.commit(Changes(sessions=[_session("s")], runs=[_run("s", "running")]))
+            taken_until = clock.now() + LEASE_SECS
+            assert _lease_row(location, "s") == (lease.token, lease.holder, taken_until)
+            assert len(lease_writes()) == 1, "the first commit takes the lease"
+
+            written.clear()
+            clock.advance(LEASE_SECS / 3 - 1)
+            store.commit(Changes(runs=[_run("s", "waiting")]))
+            assert lease_writes() == [], "a lease taken moments ago is only read"
+            assert _lease_row(location, "s") == (lease.token, lease.holder, taken_until)
+
+            clock.advance(2)  # past a third of its time
+            store.commit(Changes(runs=[_run("s", "running")]))
+            assert len(lease_writes()) == 1
+            renewed_until = clock.now() + LEASE_SECS
+            assert _lease_row(location, "s") == (lease.token, lease.holder, renewed_until)
+
+            written.clear()
+            store.commit(Changes(runs=[_run("s", "done")]))
+            assert lease_writes() == []
+        assert _state(store, "s") == "done"
+    finally:
+        store.close()
+
+
 def _lost_give_back(location: str, session: str, holder: str) -> None:
     """The lease held by `holder`, live on the test's clocks, under the lock it names."""
     expires = FakeClock().now() + LEASE_SECS
