@@ -9,6 +9,7 @@ import sys
 from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import approve_all, session_identity, write_project
@@ -98,6 +99,39 @@ json_values = st.recursive(
 def test_key_ignores_the_order_arguments_were_given_in(args: dict[str, object]) -> None:
     reversed_args = dict(reversed(list(args.items())))
     assert idempotency_key("s", 1, "t", args) == idempotency_key("s", 1, "t", reversed_args)
+
+
+plain_values = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()  # NaN and infinities too: both paths refuse them
+    | st.floats(min_value=-(2.0**54), max_value=2.0**54).map(float.__floor__).map(float)
+    | st.text()
+)
+
+
+def _key_or_refusal(make: Any) -> str:
+    try:
+        return str(make())
+    except UnkeyableArgument as refused:
+        return f"refused: {refused}"
+
+
+@given(st.dictionaries(st.text(), plain_values, max_size=5), st.integers(0, 99) | st.text())
+def test_a_key_of_flat_arguments_is_the_one_the_renderer_gives(
+    args: dict[str, object], step: int | str
+) -> None:
+    """Flat arguments are rendered by the C encoder (issue 17): the keys must be the
+    very ones `_render` gives, or a call retried after an upgrade would get a new key."""
+    material = {"args": dict(args), "session": "s", "step": step, "tool": "t"}
+    rendered = _key_or_refusal(
+        lambda: hashlib.sha256(canonical_json(material).encode()).hexdigest()
+    )
+    assert _key_or_refusal(lambda: idempotency_key("s", step, "t", args)) == rendered
+    undo = {"args": dict(args), "undoes": "k", "tool": "t"}
+    rendered = _key_or_refusal(lambda: hashlib.sha256(canonical_json(undo).encode()).hexdigest())
+    assert _key_or_refusal(lambda: undo_key("k", "t", args)) == rendered
 
 
 # --- a session's identity in its keys: unique across records, resets and agent files ---

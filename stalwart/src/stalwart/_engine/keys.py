@@ -26,14 +26,36 @@ def canonical_json(value: Any) -> str:
 
 def idempotency_key(session: str, step: int | str, tool: str, args: Mapping[str, Any]) -> str:
     """The hex SHA-256 of a call: the same inputs give the same key, always."""
-    material = canonical_json({"args": dict(args), "session": session, "step": step, "tool": tool})
+    material = _material({"args": dict(args), "session": session, "step": step, "tool": tool})
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
 def undo_key(write_key: str, undo_tool: str, args: Mapping[str, Any]) -> str:
     """An undo's own key, derived from the key of the write it undoes."""
-    material = canonical_json({"args": dict(args), "undoes": write_key, "tool": undo_tool})
+    material = _material({"args": dict(args), "undoes": write_key, "tool": undo_tool})
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+# A key's material whose arguments are flat (text names, plain values) is rendered by
+# the C encoder: for those it writes exactly what `_render` writes (sorted text keys, an
+# int's digits, a float's repr, which for a whole float below 2**53 ends ".0"), and a
+# call's key is made for every call sent. NaN and infinities go to `_render`, which
+# refuses them. `tests/test_keys.py` holds the two paths equal.
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+_C_RENDER = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+).encode
+
+
+def _material(material: dict[str, Any]) -> str:
+    args: dict[Any, Any] = material["args"]
+    for name, value in args.items():
+        if type(name) is not str or type(value) not in _PLAIN:
+            return _render(material)
+    try:
+        return _C_RENDER(material)
+    except ValueError:  # NaN or an infinity: refused as `_render` refuses it
+        return _render(material)
 
 
 # The C encoder of one JSON string, non-ASCII kept: what `json.dumps(text,
