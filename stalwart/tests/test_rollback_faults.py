@@ -14,7 +14,7 @@ import pytest
 from conftest import ServiceProject, approve_all
 from service import turn
 
-from stalwart import Agent, FakeClock, UndoUnavailable
+from stalwart import Agent, FakeClock, ToolUnavailable, UndoUnavailable, texts
 
 
 def _tries(module: Any, tool: str) -> list[int]:
@@ -188,6 +188,52 @@ def test_a_worker_lacking_the_undo_leaves_the_rollback_for_one_that_has_it(
         "charge_card (by refund_card)."
     )
     assert [name for name, *_ in module.CALLS][-1] == "refund_card"
+    partial.close()
+
+
+def test_a_worker_lacking_the_tool_of_a_call_left_in_flight_leaves_the_run_for_one_that_has_it(
+    service_project: ServiceProject,
+) -> None:
+    """A run its process left with a call in flight, taken up by a worker whose agent.yaml
+    lacks the call's tool (a deploy in progress): the call is not decided there, the run is
+    left running for a worker that has the tool, and that worker takes it up. Before,
+    the resume raised KeyError at every touch of the session on the deploying worker."""
+    project, full, module = service_project
+    text = project.yaml.read_text()
+    assert "stamp_form" in text
+    deploying = project.folder / "agent-deploying.yaml"
+    deploying.write_text(text.replace(", stamp_form", "").replace("stamp_form, ", ""))
+    partial = Agent.from_file(deploying, clock=FakeClock())
+    assert "stamp_form" not in partial.tools and "charge_card" in partial.tools
+
+    module.PLAN["stamp_form"] = ["crash"]
+    full.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
+    full.confirm_current("u", "approve")
+    with pytest.raises(module.SimulatedCrash):
+        full.confirm_current("u", "approve")  # stamp_form is being sent; its process stops
+    sends = [name for name, *_ in module.CALLS]
+
+    left = texts.call_left_for_another_worker("stamp_form")
+    assert left == (
+        "This run stopped while stamp_form was being sent, and this worker's agent.yaml "
+        "lacks stamp_form, so it is left for a worker that has it."
+    )
+    taken = partial.pending("u")
+    assert taken is not None and (taken.state, taken.text) == ("running", left)
+    with pytest.raises(ToolUnavailable) as unavailable:
+        partial.chat(turn(("count_stock", 1)), user="u")
+    assert (unavailable.value.code, str(unavailable.value)) == ("tool_unavailable", left)
+    with pytest.raises(ToolUnavailable):
+        partial.confirm_current("u", "approve")
+    assert [name for name, *_ in module.CALLS] == sends, "nothing sent by the deploying worker"
+    [_, stamp] = full.store.load("u").calls  # type: ignore[union-attr]
+    assert (stamp.tool, stamp.status) == ("stamp_form", "in_flight")
+
+    # A worker that has the tool takes the run up: stamp_form was in flight and may have
+    # taken effect, so a person is asked (it is not retry-safe).
+    taken_up = project.agent(clock=FakeClock()).pending("u")
+    assert taken_up is not None and taken_up.state == "waiting"
+    assert taken_up.waiting[0].kind == "outcome"
     partial.close()
 
 

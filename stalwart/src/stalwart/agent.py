@@ -45,6 +45,8 @@ from .errors import (
     RewindRefused,
     SessionBusy,
     StaleAnswer,
+    StalwartError,
+    ToolUnavailable,
     UndoUnavailable,
 )
 from .models import DEFAULT_PRICES, BackoffPolicy, Model, ModelProgress, load_model
@@ -188,7 +190,7 @@ class Agent:
         with self._session(user, session, resumed=resumed) as ledger:
             latest = ledger.latest_run()
             if latest is not None and latest.state in runs.INTERRUPTED:
-                raise UndoUnavailable(latest.reply or "")  # left for another worker
+                raise _left_for_another_worker(latest)
             if latest is not None and latest.state in runs.ASKING:
                 question = (latest.question or {}).get("text", "")
                 raise QuestionPending(texts.question_pending(ledger.session.session, question))
@@ -368,7 +370,7 @@ class Agent:
             if run.state in runs.INTERRUPTED:
                 run = resume.resume(ledger, self._context, run)
             if run.state in runs.INTERRUPTED:
-                raise UndoUnavailable(run.reply or "")  # left for another worker
+                raise _left_for_another_worker(run)
             if run.state in runs.ASKING:
                 question = (run.question or {}).get("text", "")
                 raise AnswerError(texts.operator_run_busy(session, run.run_id, run.state, question))
@@ -472,6 +474,8 @@ class Agent:
         given = answer.strip().lower() if isinstance(answer, str) else answer
         with self._session(user, session) as ledger:
             run = ledger.latest_run()
+            if run is not None and run.state in runs.INTERRUPTED:
+                raise _left_for_another_worker(run)
             waits = run is not None and run.state in runs.ASKING and run.question is not None
             if not waits:
                 if expected is not None:
@@ -544,6 +548,15 @@ class Agent:
         if record.session.user != user or record.session.agent != self.name:
             raise NotYourSession(texts.not_your_session(user, sid))
         return Ledger(self.store, self.clock, record, new=False)
+
+
+def _left_for_another_worker(run: RunRow) -> StalwartError:
+    """What a call meets in a run this worker left for another (resumed, it still stands
+    mid-way): its catalogue lacks the tool of the call left in flight (`ToolUnavailable`),
+    or the undo the rollback needs next (`UndoUnavailable`). The reply says which."""
+    if run.state == runs.State.RUNNING:
+        return ToolUnavailable(run.reply or "")
+    return UndoUnavailable(run.reply or "")
 
 
 def recorded_calls(calls: Sequence[CallRow]) -> list[RecordedCall]:

@@ -50,6 +50,7 @@ class ErrorCode(StrEnum):
     CSRF_REFUSED = "csrf_refused"
     MCP_TOOL_FAILED = "mcp_tool_failed"
     UNDO_UNAVAILABLE = "undo_unavailable"
+    TOOL_UNAVAILABLE = "tool_unavailable"
     RECORD_UNAVAILABLE = "record_unavailable"
     LEASE_LOST = "lease_lost"
     INPUT_REFUSED = "input_refused"
@@ -357,6 +358,13 @@ class UndoUnavailable(StalwartError):
     next write declared when it ran: the run is left for a worker that has it."""
 
     code = ErrorCode.UNDO_UNAVAILABLE
+
+
+class ToolUnavailable(StalwartError):
+    """The session's run stopped while a call was being sent, and this worker's agent.yaml
+    lacks the call's tool: the run is left for a worker that has it."""
+
+    code = ErrorCode.TOOL_UNAVAILABLE
 
 
 class RecordUnavailable(StalwartError):

@@ -7,7 +7,7 @@ import logging
 
 from .. import logs, texts
 from ..record.ledger import Ledger
-from ..record.schema import CallStatus, RunRow
+from ..record.schema import CallStatus, RunRow, replace_row
 from .context import RunContext
 from .ending import finish_ending
 from .runs import Event, State, advance, ask_outcome, move, try_call
@@ -38,7 +38,15 @@ def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
         ]
         if flying:
             call = flying[-1]
-            spec = context.tools[call.tool]
+            spec = context.tools.get(call.tool)
+            if spec is None:
+                # This worker's agent.yaml lacks the tool (a deploy in progress): nothing
+                # is decided here; the call stays in flight, the run running, for a
+                # worker that has the tool.
+                left = texts.call_left_for_another_worker(call.tool)
+                run = ledger.put_run(replace_row(run, reply=left))
+                ledger.commit()
+                return run
             if spec.writes and not spec.retry_safe:
                 run = ask_outcome(ledger, run, call, stopped=True)
             else:

@@ -37,6 +37,14 @@ def undo_result_unseen(undo: str, argument: str) -> str:
     return f"{undo}: {argument} comes from the step's result, which nobody saw"
 
 
+def call_left_for_another_worker(tool: str) -> str:
+    """A worker whose agent.yaml lacks the tool of a call its process left in flight."""
+    return (
+        f"This run stopped while {tool} was being sent, and this worker's agent.yaml "
+        f"lacks {tool}, so it is left for a worker that has it."
+    )
+
+
 def undo_left_for_another_worker(write_tool: str, undo_tool: str) -> str:
     """A worker whose agent.yaml lacks the undo a write declared when it ran."""
     return (
