@@ -294,6 +294,22 @@ def test_stop_attempt_from_another_process(arc_repo: ArcRepo) -> None:
     assert ends and ends[0].wrapper_class == "cancelled"
 
 
+def test_stop_attempt_finds_a_wrapper_no_pid_file_names(arc_repo: ArcRepo) -> None:
+    """A `run` killed between starting the wrapper and writing wrapper.pid leaves a wrapper
+    no file names. Recovery's stop finds it by its command line and stops it, so its
+    worker does not go on for an attempt recovery has ended (before: False, and the
+    worker ran on)."""
+    spec = arc_repo.spec(misbehaving_worker("silent"), term_grace_secs=1)
+    thread, ends = run_in_thread(spec)
+    wait_for_worker(spec.attempt_dir)
+    (spec.attempt_dir / "wrapper.pid").unlink()  # as if it had never been written
+    assert stop_attempt(spec.attempt_dir) is True
+    thread.join(timeout=20)
+    assert not thread.is_alive()
+    assert ends and ends[0].wrapper_class == "cancelled"
+    assert stop_attempt(spec.attempt_dir) is False  # nothing runs any more
+
+
 def test_stop_attempt_with_nothing_running(arc_repo: ArcRepo, tmp_path: Path) -> None:
     assert stop_attempt(tmp_path / "no-attempt") is False
     # a pid file left behind by a process that is gone is not an attempt

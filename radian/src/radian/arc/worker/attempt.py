@@ -200,8 +200,8 @@ def stop_attempt(attempt_dir: Path, reason: str = STOP_CANCEL, *, wait: bool = T
     any process and however late, tells the lead's cancel from arc's own stop.
     """
     files = AttemptFiles(Path(attempt_dir).resolve())
-    pid = _read_pid(files.wrapper_pid)
-    if pid is None or not _is_wrapper(pid, files.dir):
+    pid = _wrapper_of(files)
+    if pid is None:
         return False
     write_json_atomic(files.cancel_requested, {"pid": pid, "reason": reason})
     try:
@@ -228,8 +228,8 @@ def kill_attempt(attempt_dir: Path) -> None:
     the lead will not wait for the grace period). A stop_attempt must have come first, so
     the attempt's end reads as arc's own stop."""
     files = AttemptFiles(Path(attempt_dir).resolve())
-    pid = _read_pid(files.wrapper_pid)
-    if pid is None or not _is_wrapper(pid, files.dir):
+    pid = _wrapper_of(files)
+    if pid is None:
         return  # no wrapper of this attempt runs: its worker.pid may name another process now
     worker_pid = _read_pid(files.worker_pid)
     _kill(pid, signal.SIGKILL, group=False)
@@ -287,17 +287,52 @@ def _read_pid(path: Path) -> int | None:
         return None
 
 
+def _wrapper_of(files: AttemptFiles) -> int | None:
+    """The pid of the attempt's running wrapper, None when none runs.
+
+    wrapper.pid names it, but only once the process that started it has written it: a
+    `run` killed between starting the wrapper and writing the file leaves a wrapper that
+    no file names, which would go on to run its worker for an attempt recovery has
+    already ended. So without a live pid file the wrapper is looked for among the
+    processes, by its command line (the wrapper module and this attempt's folder).
+    """
+    pid = _read_pid(files.wrapper_pid)
+    if pid is not None and _is_wrapper(pid, files.dir):
+        return pid
+    try:
+        pids = sorted(int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
+    except OSError:
+        return None  # no /proc to look in: only the pid file can tell
+    # The lowest first: a child the wrapper has forked shows its command line until exec.
+    for found in pids:
+        command = _command_line(found)
+        if command is not None and _names_wrapper(command, files.dir) and _alive(found):
+            return found
+    return None
+
+
 def _is_wrapper(pid: int, attempt_dir: Path) -> bool:
     """pid is alive and is this attempt's wrapper (a pid file can outlive its process)."""
     if not _alive(pid):
         return False
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except FileNotFoundError:
         return False
     except OSError:
         return True  # no /proc to ask: trust the pid file
-    return WRAPPER_MODULE.encode() in cmdline and str(attempt_dir).encode() in cmdline
+    return _names_wrapper(command, attempt_dir)
+
+
+def _command_line(pid: int) -> list[bytes] | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:  # gone, or not ours to read
+        return None
+
+
+def _names_wrapper(command: list[bytes], attempt_dir: Path) -> bool:
+    return WRAPPER_MODULE.encode() in command and str(attempt_dir).encode() in command
 
 
 def _alive(pid: int) -> bool:
