@@ -8,8 +8,14 @@ own to their end: a chat naming two writes, then the approval of each. The tools
 `--tool-ms` (0 and 20 by default): a tool's wait is not CPU, so with 20 ms tools throughput
 should keep growing up to 8 workers on 2 cores; with instant tools it should not fall past
 the core count. The workers start together (a barrier, after their imports and a warm-up
-session each), and sessions per second is every session over the time from the first
-start to the last end. Bounded: `--sessions` (240) sessions per measurement in all.
+session each). Sessions per second is the steady state with that many workers: the
+sessions finished while every worker still ran, over the time from the first start to the
+moment the first worker was done. (Over the whole batch, the tail in which the last few
+workers finish alone would count as throughput with all of them; the more workers, the
+fewer sessions each, and the larger that tail's share.) Each figure is the median of
+`--rounds` (3) rounds, run interleaved (every count once per round), so a drift of the
+machine's speed during the run does not fall on one count. Bounded: `--sessions` (240)
+sessions per measurement in all.
 """
 
 from __future__ import annotations
@@ -96,11 +102,13 @@ def _worker(yaml: str, tool_ms: int, name: str, sessions: int, barrier: Barrier,
             one_session(agent, f"{name}-warm", 1)
             barrier.wait(60)
             began = time.perf_counter()
+            ends: list[float] = []
             for number in range(sessions):
                 one_session(agent, f"{name}-{number}", 1000 + number)
-            out.put((began, time.perf_counter(), None))
+                ends.append(time.perf_counter())
+            out.put((began, ends, None))
     except BaseException as error:  # told to the parent, which fails the run
-        out.put((0.0, 0.0, f"{type(error).__name__}: {error}"))
+        out.put((0.0, [], f"{type(error).__name__}: {error}"))
 
 
 @dataclass(frozen=True)
@@ -138,15 +146,32 @@ def measure(yaml: Path, tool_ms: int, workers: int, sessions: int, tag: str) -> 
     failures = [error for _, _, error in results if error]
     if failures:
         raise SystemExit(f"a worker failed: {failures[0]}")
-    began = min(start for start, _, _ in results)
-    ended = max(end for _, end, _ in results)
-    return Scaling(tool_ms, workers, each * workers, ended - began)
+    return steady_state(tool_ms, workers, [(start, ends) for start, ends, _ in results])
+
+
+def steady_state(tool_ms: int, workers: int, runs: list[tuple[float, list[float]]]) -> Scaling:
+    """From each worker's start and the end of each of its sessions: the sessions finished
+    by the moment the first worker was done, over the time since the first start."""
+    began = min(start for start, _ in runs)
+    first_done = min(ends[-1] for _, ends in runs)
+    finished = sum(1 for _, ends in runs for end in ends if end <= first_done)
+    return Scaling(tool_ms, workers, finished, first_done - began)
+
+
+def median_of(rounds: list[Scaling]) -> Scaling:
+    """The round of median sessions/s (the lower middle one of an even number)."""
+    ordered = sorted(rounds, key=lambda scaling: scaling.per_sec)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def run_all(
-    sessions: int, counts: tuple[int, ...] = WORKER_COUNTS, tool_ms: tuple[int, ...] = TOOL_MS
+    sessions: int,
+    counts: tuple[int, ...] = WORKER_COUNTS,
+    tool_ms: tuple[int, ...] = TOOL_MS,
+    rounds: int = 3,
 ) -> list[Scaling] | str:
-    """Every measurement, or why none could be made."""
+    """The median of `rounds` measurements of each (tool pause, worker count), or why none
+    could be made."""
     from pgserver import PostgresUnavailable, start_postgres
 
     try:
@@ -156,12 +181,19 @@ def run_all(
     try:
         with tempfile.TemporaryDirectory(prefix="stalwart-workers-") as folder:
             yaml = write_desk(Path(folder), server.url())
-            rows: list[Scaling] = []
-            for pause in tool_ms:
-                for workers in counts:
-                    rows.append(measure(yaml, pause, workers, sessions, f"t{pause}-n{workers}"))
-                    print(f"  measured {workers} worker(s), tools {pause} ms", flush=True)
-            return rows
+            measured: dict[tuple[int, int], list[Scaling]] = {}
+            for round_number in range(1, rounds + 1):
+                for pause in tool_ms:
+                    for workers in counts:
+                        tag = f"r{round_number}-t{pause}-n{workers}"
+                        scaling = measure(yaml, pause, workers, sessions, tag)
+                        measured.setdefault((pause, workers), []).append(scaling)
+                        print(
+                            f"  round {round_number}: {workers} worker(s), tools {pause} ms: "
+                            f"{scaling.per_sec:.0f}/s",
+                            flush=True,
+                        )
+            return [median_of(measured[(pause, n)]) for pause in tool_ms for n in counts]
     finally:
         server.stop()
 
@@ -182,6 +214,7 @@ def table(rows: list[Scaling]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=240, help="sessions per measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; each figure is their median")
     parser.add_argument(
         "--tool-ms", default=",".join(map(str, TOOL_MS)), help="tool pauses, ms (0,20)"
     )
@@ -191,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     counts = tuple(int(n) for n in options.workers.split(","))
     pauses = tuple(int(n) for n in options.tool_ms.split(","))
-    rows = run_all(options.sessions, counts, pauses)
+    if options.rounds < 1:
+        parser.error("--rounds must be 1 or more")
+    rows = run_all(options.sessions, counts, pauses, options.rounds)
     if isinstance(rows, str):
         print(rows)
         return 0

@@ -6,6 +6,7 @@ benchmark makes of its own results passed."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,29 @@ def test_the_serve_load_benchmark_runs() -> None:
     out = run_benchmark("serve_load.py", "--sessions", "4", "--sleep", "0")
     assert "4 sessions at once" in out
     assert "no answer lost or applied twice" in out
+
+
+def test_the_workers_benchmark_runs_on_postgresql() -> None:
+    out = run_benchmark("workers.py", "--sessions", "4", "--workers", "1,2", "--tool-ms", "0",
+                        "--rounds", "1")  # fmt: skip
+    if "PostgreSQL skipped" in out:
+        if os.environ.get("CI"):
+            pytest.fail(out)
+        pytest.skip(out)
+    assert "sessions/s on PostgreSQL (durable)" in out
+    assert "round 1: 2 worker(s), tools 0 ms" in out
+
+
+def test_sessions_per_second_is_the_steady_state_median() -> None:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import workers
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    # Two workers: the second is done at 2.5; the first's session ending at 3.0 came after.
+    scaling = workers.steady_state(0, 2, [(0.0, [1.0, 2.0, 3.0]), (0.1, [1.5, 2.5])])
+    assert (scaling.sessions, scaling.seconds) == (4, 2.5)
+    assert scaling.per_sec == pytest.approx(1.6)
+    rounds = [workers.Scaling(0, 2, n, 1.0) for n in (30, 10, 20)]
+    assert workers.median_of(rounds).sessions == 20
+    assert workers.median_of(rounds[:2]).sessions == 10  # of two, the lower
