@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,6 +150,40 @@ def test_another_process_that_changed_the_session_wins(project: Project) -> None
     hits = cache.hits
     agent.confirm_current("u-18", "approve")
     assert cache.hits == hits + 1
+
+
+def test_a_lock_waited_for_reads_what_its_holder_committed_while_it_waited(location: str) -> None:
+    """The version a lock reads is read once the lock is had, not when the wait began: a
+    holder's commits made while the other worker waited are seen, and the waiter's kept
+    copy, now stale, is not used (on PostgreSQL the lock and the read are one statement,
+    whose read takes its own snapshot after the lock)."""
+    holder, waiter = open_store(location), open_store(location)
+    try:
+        holder.commit(Changes(sessions=[SessionRow("s", "u-17", "desk", 1.0)]))
+        with waiter.lock("s"):
+            assert waiter.load("s") is not None  # kept by the waiter at this version
+        waiting = threading.Event()
+        seen: list[Any] = []
+
+        def wait_for_the_lock() -> None:
+            waiting.set()
+            with waiter.lock("s"):
+                seen.append(waiter.load("s"))
+
+        with holder.lock("s"):
+            thread = threading.Thread(target=wait_for_the_lock)
+            thread.start()
+            assert waiting.wait(10)
+            time.sleep(0.3)  # the waiter is inside its lock call, waiting
+            holder.commit(Changes(messages=[message(0, "committed while the waiter waited")]))
+        thread.join(20)
+        assert not thread.is_alive()
+        [record] = seen
+        assert [m.content for m in record.messages] == ["committed while the waiter waited"]
+        assert record.session.version == 1  # moved on by the one commit since the first
+    finally:
+        holder.close()
+        waiter.close()
 
 
 def test_a_commit_that_fails_leaves_nothing_kept(location: str) -> None:

@@ -9,8 +9,11 @@ session not yet recorded can be locked: the server releases it when the holder's
 connection ends, so a worker that dies (its socket closed by the kernel, or found dead by
 the server's TCP keepalives, set here to about a minute) frees the session for the next.
 A lock that cannot be had within `lock_wait_secs` raises `SessionBusy` (the server's
-`lock_timeout`). The lock can also end while its holder lives on (a dropped connection, a
-failover, a restart): under the lock the holder takes the session's lease
+`lock_timeout`). The lock and the read of the session's version and lease are one
+statement, a call of the record's own function `stalwart_lock_and_stamp` (made with the
+tables), so the server prepares it and reads after the lock is had. The lock can also
+end while its holder lives on (a dropped connection, a failover, a restart): under the
+lock the holder takes the session's lease
 (`record/lease.py`), and every commit is fenced by it, the fence the first WITH query of
 the commit's one statement, read by every upsert of it.
 
@@ -171,9 +174,40 @@ _OWN_BACKEND = (
     "SELECT " + _BACKEND.format("me").replace("%%", "%") + " "
     "FROM pg_stat_get_activity(pg_backend_pid()) me"
 )
-_LOCK_AND_STAMP = "SELECT pg_advisory_lock(%s); " + _STAMP_AND_LEASE
-# The same at once (`lock(wait=False)`): the first result says whether the lock was had.
-_TRY_LOCK_AND_STAMP = "SELECT pg_try_advisory_lock(%s); " + _STAMP_AND_LEASE
+# The lock and the read as ONE statement, a function of the record's own: a statement's
+# snapshot is taken when it starts, before its lock is had, but a VOLATILE function's
+# statements each take their own, so the read inside sees every commit made up to the
+# lock. One statement is bound and prepared by the server (two in one query could only be
+# sent with their values quoted into the text, then parsed and planned anew by the
+# server on every lock, about as much of its CPU as the commits' own work), and the
+# function's own query is planned once per connection. `got` is false when the lock was
+# not had at once (`wait` false), and then nothing is read.
+_LOCK_FUNCTION = "stalwart_lock_and_stamp"
+_LOCK_FUNCTION_BODY = (
+    "\n#variable_conflict use_column\n"
+    "BEGIN\n"
+    "  IF wanted_wait THEN\n"
+    "    PERFORM pg_advisory_lock(wanted_key);\n"
+    "  ELSIF NOT pg_try_advisory_lock(wanted_key) THEN\n"
+    "    RETURN QUERY SELECT false, NULL::bigint, NULL::text, NULL::bigint, NULL::text,\n"
+    "      NULL::double precision, false;\n"
+    "    RETURN;\n"
+    "  END IF;\n"
+    "  RETURN QUERY SELECT true, "
+    + _STAMP_AND_LEASE.removeprefix("SELECT ")
+    .replace("= %s", "= wanted_session")
+    .replace("%%", "%")
+    + ";\n"
+    "END\n"
+)
+_LOCK_FUNCTION_DDL = (
+    f'CREATE OR REPLACE FUNCTION "{_LOCK_FUNCTION}"'
+    "(wanted_key bigint, wanted_session text, wanted_wait boolean) "
+    "RETURNS TABLE (got boolean, version bigint, created text, token bigint, holder text, "
+    "expires double precision, lock_ended boolean) LANGUAGE plpgsql VOLATILE AS "
+    f"$stalwart${_LOCK_FUNCTION_BODY}$stalwart$"
+)
+_LOCK_AND_STAMP = f'SELECT * FROM "{_LOCK_FUNCTION}"(%s, %s, %s)'
 
 
 def ddl() -> list[str]:
@@ -190,6 +224,20 @@ def ddl() -> list[str]:
                 f'CREATE INDEX IF NOT EXISTS "{table.name}_{column}" ON "{table.name}" ("{column}")'
             )
     return statements
+
+
+def _lock_function_current(connection: psycopg.Connection[Any]) -> bool:
+    """Whether the lock's function is there as this version writes it (its body, and
+    VOLATILE): replaced only when not, so opening a store does not make every backend
+    compile it again. (CREATE OR REPLACE cannot change what it returns: a function that
+    returns other columns must get another name.)"""
+    found = connection.execute(
+        "SELECT p.prosrc, p.provolatile FROM pg_proc p "
+        "JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE p.proname = %s AND n.nspname = current_schema()",
+        (_LOCK_FUNCTION,),
+    ).fetchall()
+    return found == [(_LOCK_FUNCTION_BODY, "v")]
 
 
 def added_column_ddl(table: str, column: str, default: int | None) -> str:
@@ -251,6 +299,8 @@ class PostgresStore:
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
             for statement in ddl():
                 connection.execute(statement)
+            if not _lock_function_current(connection):
+                connection.execute(_LOCK_FUNCTION_DDL)
             present = set(
                 connection.execute(
                     "SELECT table_name, column_name FROM information_schema.columns "
@@ -405,17 +455,14 @@ class PostgresStore:
         for checked in (False, True):
             connection = self._take(checked=checked)
             try:
-                if wait:
-                    locked = connection.execute(_LOCK_AND_STAMP, (key, session, session))
-                else:
-                    locked = connection.execute(_TRY_LOCK_AND_STAMP, (key, session, session))
-                    got = locked.fetchone()
-                    if not (got and got[0]):
-                        raise errors.LockNotAvailable("held by another worker")
-                locked.nextset()
-                found = locked.fetchone()
-                assert found is not None  # a SELECT from (SELECT 1) gives one row
-                return connection, (*found, self._own_backend(connection))
+                with psycopg.Cursor(connection) as cursor:
+                    cursor.execute(_LOCK_AND_STAMP, (key, session, wait))
+                    found = cursor.fetchone()
+                assert found is not None  # the function gives one row
+                got, *read = found
+                if not got:
+                    raise errors.LockNotAvailable("held by another worker")
+                return connection, (*read, self._own_backend(connection))
             except errors.LockNotAvailable as error:
                 self._give_back(connection)
                 raise SessionBusy(
