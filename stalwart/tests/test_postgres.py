@@ -97,6 +97,32 @@ def test_workers_starting_at_once_all_create_the_schema(pg_url: str) -> None:
             opened.close()
 
 
+def test_the_record_s_functions_are_made_once_and_replaced_when_they_differ(pg_url: str) -> None:
+    """The lock's and the give-back's functions are made with the tables; opening a store
+    again leaves them be (every backend would compile a replaced one again), and one whose
+    body differs from this version's (an older stalwart's) is replaced."""
+    versions = (
+        "SELECT p.proname, p.xmin::text FROM pg_proc p WHERE p.proname LIKE 'stalwart\\_%' "
+        "ORDER BY 1"
+    )
+    PostgresStore(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        made = admin.execute(versions).fetchall()
+        assert [name for name, _ in made] == ["stalwart_give_back", "stalwart_lock_and_stamp"]
+        PostgresStore(pg_url).close()
+        assert admin.execute(versions).fetchall() == made, "opened again: not replaced"
+        admin.execute(
+            "CREATE OR REPLACE FUNCTION stalwart_give_back(wanted_session text, "
+            "wanted_token bigint, wanted_holder text) RETURNS void LANGUAGE plpgsql VOLATILE "
+            "AS $$ BEGIN END $$"
+        )
+        PostgresStore(pg_url).close()
+        body = admin.execute(
+            "SELECT prosrc FROM pg_proc WHERE proname = 'stalwart_give_back'"
+        ).fetchone()
+        assert body is not None and "UPDATE" in body[0], "an older body is replaced"
+
+
 def test_the_record_url_chooses_postgres(pg_url: str) -> None:
     opened = open_store(pg_url)
     try:

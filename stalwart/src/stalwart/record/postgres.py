@@ -200,14 +200,34 @@ _LOCK_FUNCTION_BODY = (
     + ";\n"
     "END\n"
 )
-_LOCK_FUNCTION_DDL = (
-    f'CREATE OR REPLACE FUNCTION "{_LOCK_FUNCTION}"'
-    "(wanted_key bigint, wanted_session text, wanted_wait boolean) "
-    "RETURNS TABLE (got boolean, version bigint, created text, token bigint, holder text, "
-    "expires double precision, lock_ended boolean) LANGUAGE plpgsql VOLATILE AS "
-    f"$stalwart${_LOCK_FUNCTION_BODY}$stalwart$"
-)
 _LOCK_AND_STAMP = f'SELECT * FROM "{_LOCK_FUNCTION}"(%s, %s, %s)'
+# The lease given back, its commit not waited for on the server's disk (see `_unlock`);
+# a function so its UPDATE is planned once per connection, not with every unlock.
+_GIVE_BACK_FUNCTION = "stalwart_give_back"
+_GIVE_BACK_FUNCTION_BODY = (
+    "\nBEGIN\n"
+    "  PERFORM set_config('synchronous_commit', 'off', true);\n"
+    '  UPDATE "leases" SET "holder" = \'\', "expires" = 0\n'
+    '  WHERE "session" = wanted_session AND "token" = wanted_token\n'
+    '    AND "holder" = wanted_holder;\n'
+    "END\n"
+)
+# The record's functions, by name: what CREATE OR REPLACE says before the body, and the
+# body. CREATE OR REPLACE cannot change what a function returns: one that returns other
+# columns must get another name.
+_FUNCTIONS = {
+    _LOCK_FUNCTION: (
+        "(wanted_key bigint, wanted_session text, wanted_wait boolean) "
+        "RETURNS TABLE (got boolean, version bigint, created text, token bigint, holder text, "
+        "expires double precision, lock_ended boolean) LANGUAGE plpgsql VOLATILE",
+        _LOCK_FUNCTION_BODY,
+    ),
+    _GIVE_BACK_FUNCTION: (
+        "(wanted_session text, wanted_token bigint, wanted_holder text) "
+        "RETURNS void LANGUAGE plpgsql VOLATILE",
+        _GIVE_BACK_FUNCTION_BODY,
+    ),
+}
 
 
 def ddl() -> list[str]:
@@ -226,18 +246,22 @@ def ddl() -> list[str]:
     return statements
 
 
-def _lock_function_current(connection: psycopg.Connection[Any]) -> bool:
-    """Whether the lock's function is there as this version writes it (its body, and
-    VOLATILE): replaced only when not, so opening a store does not make every backend
-    compile it again. (CREATE OR REPLACE cannot change what it returns: a function that
-    returns other columns must get another name.)"""
-    found = connection.execute(
-        "SELECT p.prosrc, p.provolatile FROM pg_proc p "
+def _make_functions(connection: psycopg.Connection[Any]) -> None:
+    """The record's functions, each made (or replaced) only when it is not there as this
+    version writes it (its body, and VOLATILE), so opening a store does not make every
+    backend compile them again."""
+    rows = connection.execute(
+        "SELECT p.proname, p.prosrc, p.provolatile FROM pg_proc p "
         "JOIN pg_namespace n ON n.oid = p.pronamespace "
-        "WHERE p.proname = %s AND n.nspname = current_schema()",
-        (_LOCK_FUNCTION,),
+        "WHERE p.proname = ANY(%s) AND n.nspname = current_schema()",
+        (list(_FUNCTIONS),),
     ).fetchall()
-    return found == [(_LOCK_FUNCTION_BODY, "v")]
+    found = {name: (body, volatility) for name, body, volatility in rows}
+    for name, (signature, body) in _FUNCTIONS.items():
+        if found.get(name) != (body, "v"):
+            connection.execute(
+                f'CREATE OR REPLACE FUNCTION "{name}"{signature} AS $stalwart${body}$stalwart$'
+            )
 
 
 def added_column_ddl(table: str, column: str, default: int | None) -> str:
@@ -299,8 +323,7 @@ class PostgresStore:
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
             for statement in ddl():
                 connection.execute(statement)
-            if not _lock_function_current(connection):
-                connection.execute(_LOCK_FUNCTION_DDL)
+            _make_functions(connection)
             present = set(
                 connection.execute(
                     "SELECT table_name, column_name FROM information_schema.columns "
@@ -747,11 +770,10 @@ _FENCE_SQL = (
 # A commit outside any lease (a test, a tool of the record's own): not fenced.
 _NO_FENCE = "SELECT 1"
 _RENEW_SQL = 'UPDATE "leases" SET "expires" = %s WHERE "session" = %s AND "token" = %s'
+# Its transaction committed before the unlock: the next holder of the lock finds the
+# lease given back.
 _GIVE_BACK_AND_UNLOCK = (
-    "BEGIN; SET LOCAL synchronous_commit = off; "
-    'UPDATE "leases" SET "holder" = \'\', "expires" = 0 '
-    'WHERE "session" = %s AND "token" = %s AND "holder" = %s; '
-    "COMMIT; SELECT pg_advisory_unlock(%s)"
+    f'BEGIN; SELECT "{_GIVE_BACK_FUNCTION}"(%s, %s, %s); COMMIT; SELECT pg_advisory_unlock(%s)'
 )
 
 
