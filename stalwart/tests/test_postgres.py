@@ -123,6 +123,18 @@ def test_the_record_s_functions_are_made_once_and_replaced_when_they_differ(pg_u
         assert body is not None and "UPDATE" in body[0], "an older body is replaced"
 
 
+def test_no_index_repeats_a_key_and_one_a_record_made_before_has_is_dropped(pg_url: str) -> None:
+    """messages' key leads with its session: an index of the session alone would be one more
+    entry written for every message (a record made before has one, and loses it)."""
+    indexes = "SELECT indexname FROM pg_indexes WHERE tablename = 'messages' ORDER BY 1"
+    PostgresStore(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        assert admin.execute(indexes).fetchall() == [("messages_pkey",)]
+        admin.execute('CREATE INDEX "messages_session" ON "messages" ("session")')
+        PostgresStore(pg_url).close()
+        assert admin.execute(indexes).fetchall() == [("messages_pkey",)]
+
+
 def test_the_record_url_chooses_postgres(pg_url: str) -> None:
     opened = open_store(pg_url)
     try:

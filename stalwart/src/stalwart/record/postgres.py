@@ -231,7 +231,11 @@ _FUNCTIONS = {
 
 
 def ddl() -> list[str]:
-    """CREATE statements for every table of the schema."""
+    """CREATE statements for every table of the schema.
+
+    An index whose column leads the primary key (messages: session, seq) would repeat the
+    key's own index, one more entry written for every row, and is not made (one a record
+    made before has is dropped: `_REPEATED_INDEXES`)."""
     statements: list[str] = []
     for table in TABLES:
         columns = ", ".join(f'"{name}" {_SQL_TYPES[kind]}' for name, kind in table.kinds.items())
@@ -240,10 +244,18 @@ def ddl() -> list[str]:
             f'CREATE TABLE IF NOT EXISTS "{table.name}" ({columns}, PRIMARY KEY ({key}))'
         )
         for column in table.index:
+            if table.key[0] == column:
+                continue
             statements.append(
                 f'CREATE INDEX IF NOT EXISTS "{table.name}_{column}" ON "{table.name}" ("{column}")'
             )
     return statements
+
+
+# The indexes records made before had that repeat their table's key (see `ddl`).
+_REPEATED_INDEXES = tuple(
+    f"{table.name}_{column}" for table in TABLES for column in table.index if table.key[0] == column
+)
 
 
 def _make_functions(connection: psycopg.Connection[Any]) -> None:
@@ -262,6 +274,18 @@ def _make_functions(connection: psycopg.Connection[Any]) -> None:
             connection.execute(
                 f'CREATE OR REPLACE FUNCTION "{name}"{signature} AS $stalwart${body}$stalwart$'
             )
+
+
+def _drop_repeated_indexes(connection: psycopg.Connection[Any]) -> None:
+    """Drop an index that repeats its table's key, only when there is one: a DROP locks
+    the table against every worker."""
+    found = connection.execute(
+        "SELECT indexname FROM pg_indexes "
+        "WHERE schemaname = current_schema() AND indexname = ANY(%s)",
+        (list(_REPEATED_INDEXES),),
+    ).fetchall()
+    for (name,) in found:
+        connection.execute(f'DROP INDEX IF EXISTS "{name}"')
 
 
 def added_column_ddl(table: str, column: str, default: int | None) -> str:
@@ -324,6 +348,7 @@ class PostgresStore:
             for statement in ddl():
                 connection.execute(statement)
             _make_functions(connection)
+            _drop_repeated_indexes(connection)
             present = set(
                 connection.execute(
                     "SELECT table_name, column_name FROM information_schema.columns "
