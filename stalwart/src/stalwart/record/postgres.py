@@ -150,10 +150,9 @@ _REAL_AT = {
 
 
 _BUMP = 'UPDATE "sessions" SET "version" = "version" + 1 WHERE "session" = ANY(%s::text[])'
-# Two statements in one query (bound on the client: the connection's cursors are client
-# cursors): one round trip, and the second's snapshot is taken once the lock is had.
-# The second reads the session's version, its lease, and whether the backend the lease
-# names as its lock still runs (then it let the lock go: this one has it). A backend is
+# What the lock's function reads once the lock is had (`_LOCK_FUNCTION_BODY`): the
+# session's version, its lease, and whether the backend the lease names as its lock
+# still runs (then it let the lock go: this one has it). A backend is
 # named by its pid and its start, so a pid used again is another; the one named is looked
 # up by its pid alone (pg_stat_get_activity(pid)), not found among every backend's row,
 # and only for a lease not given back (`lease.ended` needs no more of one given back):
