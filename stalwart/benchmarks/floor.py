@@ -14,9 +14,16 @@ import os
 import sqlite3
 import statistics
 import time
+from collections.abc import Collection
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from stalwart.clock import Clock
+from stalwart.record import Store, open_store
+from stalwart.record.base import Changes, SessionRecord
+from stalwart.record.lease import Lease
 
 PAYLOAD = "x" * 64
 
@@ -76,6 +83,65 @@ class PostgresFloor:
 
     def close(self) -> None:
         self._connection.close()
+
+
+class CommitsSeen:
+    """A store that keeps every commit it is given, then makes it on the store it wraps:
+    the commits of one run, to be made again by `RecordAlone`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._seen: list[Changes] = []
+
+    @property
+    def commits(self) -> int:
+        return self.store.commits
+
+    def load(self, session: str) -> SessionRecord | None:
+        return self.store.load(session)
+
+    def commit(self, changes: Changes) -> None:
+        self.store.commit(changes)
+        self._seen.append(changes)  # made: a commit that raised is not made again
+
+    def lock(
+        self, session: str, *, wait: bool = True, clock: Clock | None = None
+    ) -> AbstractContextManager[Lease]:
+        return self.store.lock(session, wait=wait, clock=clock)
+
+    def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
+        return self.store.sessions_with_runs_in(states)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def take(self) -> list[Changes]:
+        """The commits made since the last take, in order."""
+        seen, self._seen = self._seen, []
+        return seen
+
+
+class RecordAlone:
+    """The record with no engine around it: a run's commits, the rows exactly as the run
+    gave them, made again in order on a fresh record of the same kind (its own file, in
+    the same folder), with no turn read, no check, no lock and no tool.
+
+    What is left over this floor is the engine's. What this costs over the raw floor is
+    what the record writes: rows of several tables per commit, not one small row."""
+
+    label = "the record alone"
+
+    def __init__(self, location: str) -> None:
+        self._store = open_store(location)
+
+    def commit(self, commits: list[Changes]) -> float:
+        began = time.perf_counter()
+        for changes in commits:
+            self._store.commit(changes)
+        return time.perf_counter() - began
+
+    def close(self) -> None:
+        self._store.close()
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ On SQLite (WAL, synchronous=FULL: every commit durable) and on a durable Postgre
 server started for the run (skipped, with the reason, when none can be). It prints runs
 per second, the median and p95 time of one run, durable commits per run and per write
 step (writes and undos sent, counted from the record), both counted by the store itself,
-and the floor measured in the same process: the same number of durable commits, raw.
+and two floors measured in the same process, right after each run: the same number of
+durable commits, raw; and the record alone: the run's own commits, made again on a fresh
+record with no engine around them.
 """
 
 from __future__ import annotations
@@ -33,7 +35,14 @@ sys.path.insert(0, str(HERE.parent / "tests"))  # pgserver: the tests' PostgreSQ
 
 import selector_speed  # noqa: E402
 import workers  # noqa: E402
-from floor import Floor, PostgresFloor, SQLiteFloor, fsync_latency  # noqa: E402
+from floor import (  # noqa: E402
+    CommitsSeen,
+    Floor,
+    PostgresFloor,
+    RecordAlone,
+    SQLiteFloor,
+    fsync_latency,
+)
 from profile_runs import where_time_goes  # noqa: E402
 from report import Measured, notes, one_table  # noqa: E402
 
@@ -105,12 +114,13 @@ def main(argv: list[str] | None = None) -> int:
         with _record(backend) as opened:
             if opened is None:
                 continue
-            store, floors = opened
+            store, floors, alone = opened
             for scenario in SCENARIOS:
-                rows.append(_measure(backend, scenario, store, options.runs, floors))
+                rows.append(_measure(backend, scenario, store, options.runs, floors, alone))
                 print(f"  measured {backend} {scenario.name}", flush=True)
             if options.profile:
-                profiles.append(f"{backend}, {SCENARIOS[0].name}: {_profile(backend, store)}")
+                where = _profile(backend, store.store)
+                profiles.append(f"{backend}, {SCENARIOS[0].name}: {where}")
     selector = selector_speed.measure(options.turns)
     print("  measured the selector", flush=True)
     scaling = (
@@ -135,17 +145,20 @@ def _profile(backend: str, store: Store, runs: int = 200) -> str:
 
 
 @contextmanager
-def _record(backend: str) -> Iterator[tuple[Store, list[Floor]] | None]:
-    """A fresh record on the backend, with its floors (its own raw commits first, then raw
-    sqlite3's); None, with the reason printed, when it cannot run."""
+def _record(backend: str) -> Iterator[tuple[CommitsSeen, list[Floor], RecordAlone] | None]:
+    """A fresh record on the backend, keeping the commits it is given; its floors (its own
+    raw commits first, then raw sqlite3's); and a second fresh record of the same kind, for
+    the record alone. None, with the reason printed, when it cannot run."""
     with tempfile.TemporaryDirectory(prefix="stalwart-bench-") as folder:
         if backend == "sqlite":
-            store = open_store(str(Path(folder) / "record.sqlite"))
+            store = CommitsSeen(open_store(str(Path(folder) / "record.sqlite")))
             floors: list[Floor] = [SQLiteFloor(Path(folder))]
+            alone = RecordAlone(str(Path(folder) / "alone.sqlite"))
             try:
-                yield store, floors
+                yield store, floors, alone
             finally:
                 store.close()
+                alone.close()
                 for floor in floors:
                     floor.close()
             return
@@ -158,12 +171,14 @@ def _record(backend: str) -> Iterator[tuple[Store, list[Floor]] | None]:
             yield None
             return
         try:
-            store = open_store(server.url())
+            store = CommitsSeen(open_store(server.url()))
             floors = [PostgresFloor(server.url()), SQLiteFloor(Path(folder))]
+            alone = RecordAlone(server.create_database("stalwart_alone"))
             try:
-                yield store, floors
+                yield store, floors, alone
             finally:
                 store.close()
+                alone.close()
                 for floor in floors:
                     floor.close()
         finally:
@@ -171,7 +186,12 @@ def _record(backend: str) -> Iterator[tuple[Store, list[Floor]] | None]:
 
 
 def _measure(
-    backend: str, scenario: Scenario, store: Store, runs: int, floors: list[Floor]
+    backend: str,
+    scenario: Scenario,
+    store: CommitsSeen,
+    runs: int,
+    floors: list[Floor],
+    alone: RecordAlone,
 ) -> Measured:
     desk = Agent.from_file(SHOP / "agent.yaml", store=store)
     calls = _shop_calls()
@@ -180,7 +200,9 @@ def _measure(
     for number in range(WARM_UP_RUNS):
         _order(desk, scenario, f"warm-{backend}-{slug}-{number}")
         calls.clear()
+    store.take()
     seconds: list[float] = []
+    alone_secs = 0.0
     commits = step_commits = 0
     floor_secs = [0.0] * len(floors)
     users = [f"{backend}-{slug}-{number}" for number in range(runs)]
@@ -194,6 +216,7 @@ def _measure(
         step_commits += made - turn_commits
         for number, floor in enumerate(floors):  # right after the run: the same disk weather
             floor_secs[number] += floor.commit(made)
+        alone_secs += alone.commit(store.take())
         calls.clear()
     write_steps = sum(
         1
@@ -210,6 +233,7 @@ def _measure(
         write_steps=write_steps,
         floor_secs=floor_secs[0],
         floor_name=floors[0].name,
+        alone_secs=alone_secs,
         other_floors=tuple(
             (floor.label, secs) for floor, secs in zip(floors[1:], floor_secs[1:], strict=True)
         ),

@@ -64,3 +64,38 @@ def test_sessions_per_second_is_the_steady_state_median() -> None:
     rounds = [workers.Scaling(0, 2, n, 1.0) for n in (30, 10, 20)]
     assert workers.median_of(rounds).sessions == 20
     assert workers.median_of(rounds[:2]).sessions == 10  # of two, the lower
+
+
+def test_the_record_alone_makes_the_runs_own_commits_again(tmp_path: Path) -> None:
+    """The record alone is a floor only if it writes what the run wrote: made again on a
+    fresh record, a failed order's commits give back the very session the run left."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import run
+        from floor import CommitsSeen, RecordAlone
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    from stalwart import Agent
+    from stalwart.record import open_store
+
+    store = CommitsSeen(open_store(str(tmp_path / "record.sqlite")))
+    desk = Agent.from_file(run.SHOP / "agent.yaml", store=store)
+    run._order(desk, run.SCENARIOS[0], "alone-1")
+    run._shop_calls().clear()
+    commits = store.take()
+    assert len(commits) == store.commits == 9
+    assert store.take() == []  # taken once
+    alone = RecordAlone(str(tmp_path / "alone.sqlite"))
+    assert alone.commit(commits) > 0
+    alone.close()
+    again = open_store(str(tmp_path / "alone.sqlite"))
+    try:
+        made_again = again.load("alone-1")
+        assert made_again is not None
+        assert made_again == store.load("alone-1")
+        assert [call.status for call in made_again.calls] == [
+            "ran", "ran", "failed", "ran", "ran"
+        ]  # fmt: skip
+    finally:
+        again.close()
+        store.close()
