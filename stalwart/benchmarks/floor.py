@@ -123,8 +123,11 @@ class CommitsSeen:
 
 class RecordAlone:
     """The record with no engine around it: a run's commits, the rows exactly as the run
-    gave them, made again in order on a fresh record of the same kind (its own file, in
-    the same folder), with no turn read, no check, no lock and no tool.
+    gave them, made again in order on a fresh record of the same kind (its own file in the
+    same folder, or its own database on the same server), with no turn read, no check and
+    no tool. They are made under the session's lock, taken once for the run's commits (the
+    run takes it once per call), so they are fenced by a lease and go through the lock's
+    own connection, as the run's do.
 
     What is left over this floor is the engine's. What this costs over the raw floor is
     what the record writes: rows of several tables per commit, not one small row."""
@@ -135,9 +138,15 @@ class RecordAlone:
         self._store = open_store(location)
 
     def commit(self, commits: list[Changes]) -> float:
-        began = time.perf_counter()
+        by_session: dict[str, list[Changes]] = {}
         for changes in commits:
-            self._store.commit(changes)
+            session = changes.rows()[0].session
+            by_session.setdefault(session, []).append(changes)
+        began = time.perf_counter()
+        for session, made in by_session.items():
+            with self._store.lock(session):
+                for changes in made:
+                    self._store.commit(changes)
         return time.perf_counter() - began
 
     def close(self) -> None:

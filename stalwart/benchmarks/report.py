@@ -105,9 +105,9 @@ def notes(rows: list[Measured]) -> str:
         "x floor: the whole run's time over the floor's: the same commits made raw, each "
         "right after the run that made them",
         "record alone: the run's own commits, the rows as the run gave them, made again in "
-        "order on a fresh record of the same kind right after the run, with no engine (no "
-        "turn read, no check, no lock, no tool); the whole run can come no nearer the floor "
-        "than this",
+        "order on a fresh record of the same kind right after the run, under one lock of the "
+        "session, with no engine (no turn read, no check, no tool); the whole run can come "
+        "no nearer the floor than this",
     ]
     for floor_name in dict.fromkeys(row.floor_name for row in rows):
         lines.append(f"floor: {floor_name}")
