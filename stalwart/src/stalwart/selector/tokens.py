@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from .. import limits
 from .grammar import Grammar
@@ -102,39 +102,79 @@ def _scanner(separator: re.Pattern[str]) -> re.Pattern[str]:
 _new = tuple.__new__
 
 
+# What a chunk of a clause (a run of non-space, no quote mark in it) is, by its text:
+# (kind, the token's text, where it starts in the chunk, lower-cased), or `_PUNCTUATION`
+# when it is only that. A desk's turns are mostly the same words again, so each chunk is
+# read once, not once per turn. Per grammar (its numbers and marks), bounded.
+_Read = tuple[Kind, str, int, str]
+_PUNCTUATION: Final[_Read] = (Kind.OTHER, "", -1, "")  # no token
+_chunk_reads: dict[int, tuple[Grammar, dict[str, _Read]]] = {}
+CHUNKS_KEPT = 4096
+
+
 def tokenize(clause: str, offset: int, grammar: Grammar) -> list[Token]:
     """Cut a clause into tokens; `offset` is where the clause starts in the turn."""
     tokens: list[Token] = []
-    append, word, marks = tokens.append, _WORD.fullmatch, grammar.number_marks
-    decimal, integer = grammar.decimal.fullmatch, grammar.integer.fullmatch
+    append = tokens.append
+    known = _reads_of(grammar)
     quoted = has_quote(clause)
     for chunk in (_CHUNK if quoted else _NON_SPACE).finditer(clause):
-        text, start = chunk.group(), offset + chunk.start()
+        text = chunk.group()
         if quoted and chunk.lastgroup is not None:
             inner = text[1:-1]
-            append(_new(Token, (Kind.QUOTED, inner, start + 1, inner.lower())))
+            start = offset + chunk.start() + 1
+            append(_new(Token, (Kind.QUOTED, inner, start, inner.lower())))
             continue
-        stripped = text.lstrip(_LEADING)
-        start += len(text) - len(stripped)
-        stripped = stripped.rstrip(_TRAILING)
-        if not stripped:
-            continue
-        if word(stripped):
-            # Letters only: no number (a grammar writes its numbers with digits). Most
-            # tokens are words, so they are known at the first test.
-            append(_new(Token, (Kind.WORD, stripped, start, stripped.lower())))
-            continue
-        unmarked = stripped.lstrip(marks)
-        at = start + len(stripped) - len(unmarked)
-        if decimal(unmarked):
-            limits.check_number(unmarked)  # before Decimal() or int() ever sees it
-            append(_new(Token, (Kind.DECIMAL, unmarked, at, unmarked.lower())))
-        elif integer(unmarked):
-            limits.check_number(unmarked)
-            append(_new(Token, (Kind.INTEGER, unmarked, at, unmarked.lower())))
-        else:
-            append(_new(Token, (Kind.OTHER, stripped, start, stripped.lower())))
+        read = known.get(text)
+        if read is None:
+            read = _read_chunk(text, grammar)  # raises, and keeps nothing, for a refused number
+            if len(known) >= CHUNKS_KEPT:
+                known.clear()
+            known[text] = read
+        if read is not _PUNCTUATION:
+            kind, value, at, lower = read
+            append(_new(Token, (kind, value, offset + chunk.start() + at, lower)))
     return tokens
+
+
+def forget_chunks() -> None:
+    """Drop every chunk read so far (a benchmark's cold reading; nothing needs it)."""
+    _chunk_reads.clear()
+
+
+def _reads_of(grammar: Grammar) -> dict[str, _Read]:
+    """The grammar's chunks read so far (by identity: hashing a grammar hashes its
+    patterns, which costs more than reading a short clause)."""
+    kept = _chunk_reads.get(id(grammar))
+    if kept is not None and kept[0] is grammar:
+        return kept[1]
+    if len(_chunk_reads) >= 16:
+        _chunk_reads.clear()
+    reads: dict[str, _Read] = {}
+    _chunk_reads[id(grammar)] = (grammar, reads)
+    return reads
+
+
+def _read_chunk(text: str, grammar: Grammar) -> _Read:
+    """What one chunk is: punctuation around it is not part of it, nor a number mark
+    before a number."""
+    stripped = text.lstrip(_LEADING)
+    start = len(text) - len(stripped)
+    stripped = stripped.rstrip(_TRAILING)
+    if not stripped:
+        return _PUNCTUATION
+    if _WORD.fullmatch(stripped):
+        # Letters only: no number (a grammar writes its numbers with digits).
+        return (Kind.WORD, stripped, start, stripped.lower())
+    unmarked = stripped.lstrip(grammar.number_marks)
+    at = start + len(stripped) - len(unmarked)
+    if grammar.decimal.fullmatch(unmarked):
+        limits.check_number(unmarked)  # before Decimal() or int() ever sees it
+        return (Kind.DECIMAL, unmarked, at, unmarked.lower())
+    if grammar.integer.fullmatch(unmarked):
+        limits.check_number(unmarked)
+        return (Kind.INTEGER, unmarked, at, unmarked.lower())
+    return (Kind.OTHER, stripped, start, stripped.lower())
 
 
 def has_quote(text: str) -> bool:
