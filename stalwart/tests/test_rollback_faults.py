@@ -223,8 +223,10 @@ def test_a_worker_lacking_the_tool_of_a_call_left_in_flight_leaves_the_run_for_o
     with pytest.raises(ToolUnavailable) as unavailable:
         partial.chat(turn(("count_stock", 1)), user="u")
     assert (unavailable.value.code, str(unavailable.value)) == ("tool_unavailable", left)
+    commits = partial.store.commits
     with pytest.raises(ToolUnavailable):
         partial.confirm_current("u", "approve")
+    assert partial.store.commits == commits, "said once, not written again at every touch"
     assert [name for name, *_ in module.CALLS] == sends, "nothing sent by the deploying worker"
     [_, stamp] = full.store.load("u").calls  # type: ignore[union-attr]
     assert (stamp.tool, stamp.status) == ("stamp_form", "in_flight")

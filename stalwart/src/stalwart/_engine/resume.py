@@ -44,8 +44,9 @@ def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
                 # is decided here; the call stays in flight, the run running, for a
                 # worker that has the tool.
                 left = texts.call_left_for_another_worker(call.tool)
-                run = ledger.put_run(replace_row(run, reply=left))
-                ledger.commit()
+                if run.reply != left:  # said once, not recommitted at every touch
+                    run = ledger.put_run(replace_row(run, reply=left))
+                    ledger.commit()
                 return run
             if spec.writes and not spec.retry_safe:
                 run = ask_outcome(ledger, run, call, stopped=True)
