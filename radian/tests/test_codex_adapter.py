@@ -73,3 +73,20 @@ def test_a_lost_thread_fails_and_the_next_attempt_starts_fresh() -> None:
     result, _ = parsed("lost_thread")
     assert result is not None
     assert result.outcome == "failed" and result.fresh_session_next and result.session_id is None
+
+
+def test_a_usage_limit_reset_on_another_day_is_waited_for() -> None:
+    """Codex names a reset on another day with its date ("try again at Dec 2nd, 2026
+    12:16 AM": past midnight, or a weekly limit); it was read as no time at all, so arc
+    retried after its default wait, into the same limit."""
+    from datetime import datetime
+
+    from radian.arc.worker.formats.codex import _retry_after
+
+    now = datetime(2026, 12, 1, 23, 56).astimezone()
+    late = "You've hit your usage limit. ... or try again at Dec 2nd, 2026 12:16 AM."
+    assert _retry_after(late, now) == 20 * 60
+    weekly = "You've hit your usage limit. ... or try again at Dec 8th, 2026 9:05 PM."
+    assert _retry_after(weekly, now) == (6 * 24 + 21) * 3600 + 9 * 60
+    assert _retry_after("try again at 11:59 PM.", now) == 3 * 60  # today, as before
+    assert _retry_after("try again at Feb 30th, 2027 1:00 AM.", now) is None

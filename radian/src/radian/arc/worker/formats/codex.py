@@ -44,8 +44,17 @@ ERROR_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
      "context_overflow"),
 )  # fmt: skip
 LOST_THREAD_TEXT = re.compile(r"no rollout found for thread id|thread/resume failed", re.I)
-# "try again at 9:08 AM" (the worker's local time), "try again in 2 hours 5 minutes".
-TRY_AT_TEXT = re.compile(r"try again at (\d{1,2}):(\d{2})\s*(AM|PM)?", re.I)
+# "try again at 9:08 AM" (the worker's local time, today), "try again at Dec 2nd, 2026
+# 12:16 AM" (another day: a reset past midnight, a weekly limit), "try again in 2 hours 5
+# minutes".
+TRY_AT_TEXT = re.compile(
+    r"try again at "
+    r"(?:(?P<month>[A-Z][a-z]{2}) (?P<day>\d{1,2})(?:st|nd|rd|th)?,? (?P<year>\d{4}) )?"
+    r"(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*(?P<ampm>AM|PM)?",
+    re.I,
+)
+MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+MONTHS = {name: number for number, name in enumerate(MONTH_NAMES, 1)}
 TRY_IN_TEXT = re.compile(
     r"try again in ((?:\d+\s*(?:days?|hours?|minutes?|seconds?)[,\s]*(?:and\s*)?)+)", re.I
 )
@@ -120,18 +129,28 @@ def _retry_after(message: str, now: datetime) -> float | None:
     found = TRY_AT_TEXT.search(message)
     if found is None:
         return None
-    hour, minute = int(found.group(1)), int(found.group(2))
-    ampm = (found.group(3) or "").upper()
+    hour, minute = int(found["hour"]), int(found["minute"])
+    ampm = (found["ampm"] or "").upper()
     if ampm:
         hour = hour % 12 + (12 if ampm == "PM" else 0)
     if hour > 23 or minute > 59:
         return None
     # Codex prints the reset in its own local time, which is arc's: the worker inherits it.
     local_now = now.astimezone()
-    reset = local_now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    if reset < local_now:
-        reset += timedelta(days=1)
-    return (reset - local_now).total_seconds()
+    if found["month"] is None:  # today's clock time, or tomorrow's once it has passed
+        reset = local_now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        if reset < local_now:
+            reset += timedelta(days=1)
+        return (reset - local_now).total_seconds()
+    month = MONTHS.get(found["month"].lower())
+    if month is None:
+        return None
+    try:
+        reset = local_now.replace(year=int(found["year"]), month=month, day=int(found["day"]),
+                                  hour=hour, minute=minute, second=0, microsecond=0)  # fmt: skip
+    except ValueError:  # no such day
+        return None
+    return max(0.0, (reset - local_now).total_seconds())
 
 
 def _line(text: str, pattern: re.Pattern[str]) -> str:
