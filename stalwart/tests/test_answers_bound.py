@@ -1,4 +1,5 @@
-"""An answer is bound to its question: it names the question, and a stale one changes nothing."""
+"""An answer names its question where it can be repeated (a stale one changes nothing), or
+answers the question waiting now, as the chapter's example does."""
 
 from __future__ import annotations
 
@@ -47,26 +48,47 @@ def test_an_answer_names_its_question_and_a_stale_one_changes_nothing(tmp_path: 
     agent.close()
 
 
-def test_an_answer_that_names_no_question_is_refused(tmp_path: Path) -> None:
+def test_an_answer_that_names_no_question_answers_the_one_waiting_now(tmp_path: Path) -> None:
+    """As the chapter's example answers: `confirm(user, "approve")`, no question named
+    (before: TypeError, question= was required)."""
+    _, agent = _project(tmp_path)
+    agent.chat(turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3)), user="u")
+    assert agent.confirm("u", "approve").waiting[0].tool == "charge_card"
+    assert agent.answer("u", "skip", question=None).waiting[0].tool == "stamp_form"
+    assert agent.answer("u", "approve").state == "done"
+    assert _ran(agent) == ["book_slot", "stamp_form"]
+    before = agent.store.load("u")
+    with pytest.raises(AnswerError, match="waits for an answer") as error:
+        agent.confirm("u", "approve")  # nothing waits: an AnswerError, but not a stale one
+    assert not isinstance(error.value, StaleAnswer)
+    assert agent.store.load("u") == before
+    agent.close()
+
+
+def test_a_question_named_by_nothing_is_refused(tmp_path: Path) -> None:
     _, agent = _project(tmp_path)
     agent.chat(turn(("book_slot", 1)), user="u")
     before = agent.store.load("u")
-    with pytest.raises(TypeError):
-        agent.confirm("u", "approve")  # type: ignore[call-arg]
-    for nothing in ("", None, 3):
+    for nothing in ("", 3):
         with pytest.raises(AnswerError, match="names the question it answers"):
             agent.confirm("u", "approve", question=nothing)  # type: ignore[arg-type]
     assert agent.store.load("u") == before
     agent.close()
 
 
-def test_the_current_question_is_answered_only_when_asked_for_explicitly(tmp_path: Path) -> None:
-    _, agent = _project(tmp_path)
-    agent.chat(turn(("book_slot", 1), ("charge_card", 2)), user="u")
-    assert agent.confirm_current("u", "approve").waiting[0].tool == "charge_card"
-    assert agent.answer_current("u", "approve").state == "done"
-    with pytest.raises(AnswerError, match="waits for an answer"):
-        agent.answer_current("u", "approve")
+def test_confirm_without_a_question_answers_a_confirmation_only(tmp_path: Path) -> None:
+    project, agent = _project(tmp_path)
+    assert project.module is not None
+    project.module.PLAN.update({"free_slot": ["error"] * 4, "stamp_form": ["error"]})
+    agent.chat(turn(("book_slot", 1), ("stamp_form", 2)), user="u")
+    agent.confirm("u", "approve")
+    stuck = agent.confirm("u", "approve")
+    assert stuck.state == "stuck" and stuck.waiting[0].kind == "undo"
+    before = agent.store.load("u")
+    with pytest.raises(AnswerError, match="confirmation"):
+        agent.confirm("u", "retry")
+    assert agent.store.load("u") == before
+    assert agent.answer("u", "abandon").state == "abandoned"
     agent.close()
 
 

@@ -62,3 +62,59 @@ def test_the_shop_record_keeps_every_call_and_the_memory_is_rewound(tmp_path: Pa
         "assistant This run stopped: provision_account failed (RuntimeError). "
         "Undone, latest first: update_crm (by restore_crm), charge_card (by refund_card).",
     ]
+
+
+# Chapter 34, "The failed order": its code and what it prints, copied from the chapter
+# character for character. The chapter shows no imports; the preamble gives the two names
+# its code uses (the shop's CALLS and stalwart's Agent), and nothing else.
+PREAMBLE = "from shop.tools import CALLS\nfrom stalwart import Agent\n\n"
+
+CHAPTER_FIRST_ORDER = """desk = Agent.from_file("agent.yaml")
+
+
+def order(turn, user):
+    reply = desk.chat(turn, user=user)
+    while reply.waiting and reply.waiting[0].kind == "confirm":
+        reply = desk.confirm(user, "approve")       # the person approves each write as it comes
+    return reply
+
+
+reply = order("charge order 4411 40.00, then update the crm for order 4411, "
+              "then provision the account for order 4411", "u-17")
+print(reply.text)
+print("The tools ran in this order:")
+for number, name in enumerate(CALLS, 1):
+    print(f"{number}. {name}")
+"""
+
+CHAPTER_SECOND_ORDER = """CALLS.clear()
+reply = order("charge order 4411 40.00, then send the receipt for order 4411, "
+              "then provision the account for order 4411", "u-18")
+print(reply.text)
+"""
+
+CHAPTER_PRINTED = """This run stopped: provision_account failed (RuntimeError). Undone, latest first: update_crm (by restore_crm), charge_card (by refund_card).
+The tools ran in this order:
+1. charge_card
+2. update_crm
+3. provision_account
+4. restore_crm
+5. refund_card
+This run stopped: provision_account failed (RuntimeError). Undone, latest first: charge_card (by refund_card). Not undoable, and left as they are: send_receipt."""  # noqa: E501
+
+
+def test_the_chapters_failed_order_runs_verbatim_and_prints_what_the_chapter_prints(
+    tmp_path: Path,
+) -> None:
+    """The chapter's code answers each confirmation with `desk.confirm(user, "approve")`,
+    naming no question: it runs as printed (before: TypeError, question= missing)."""
+    folder = tmp_path / "shop"
+    shutil.copytree(SHOP, folder, ignore=shutil.ignore_patterns("*.sqlite*", "__pycache__"))
+    script = PREAMBLE + CHAPTER_FIRST_ORDER + "\n" + CHAPTER_SECOND_ORDER
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=folder, capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode("utf-8") == CHAPTER_PRINTED + "\n"
+    # The example the project ships prints the very same block.
+    assert (SHOP / "expected_output.txt").read_text(encoding="utf-8") == CHAPTER_PRINTED + "\n"

@@ -211,40 +211,45 @@ class Agent:
         user: str,
         answer: str,
         *,
-        question: Waiting | str,
+        question: Waiting | str | None = None,
         session: str | None = None,
     ) -> Reply:
-        """Answer the question the person was shown: `question` is that Waiting, or its id.
+        """Answer the question that waits for the person in the session.
 
-        The answer is taken only if that very question still waits; otherwise
-        `StaleAnswer` (code `stale_answer`), and nothing changes. So a double click, an
-        HTTP retry or two workers racing answer a question once, never the one after it.
+        Without `question`, the answer is for whatever question waits now: for a caller
+        that shows each question as it is asked and takes its answer at once, one at a
+        time, in one process (a script, a test, the chapter's example). `AnswerError`
+        when nothing waits.
+
+        With `question` (the Waiting the person was shown, or its id), the answer is taken
+        only if that very question still waits; otherwise `StaleAnswer` (code
+        `stale_answer`), and nothing changes. Name the question wherever an answer can be
+        repeated, delayed or reordered (a web page, a JSON API, a queue, several workers):
+        a double click, an HTTP retry or two workers racing then answer a question once,
+        never the one after it. The interface and `stalwart chat` always name it.
         """
-        return self._answer(user, answer, session, _question_id(question), only_confirm=False)
+        expected = None if question is None else _question_id(question)
+        return self._answer(user, answer, session, expected, only_confirm=False)
 
     def confirm(
         self,
         user: str,
         answer: str,
         *,
-        question: Waiting | str,
+        question: Waiting | str | None = None,
         session: str | None = None,
     ) -> Reply:
-        """`answer`, for a confirmation only (approve, skip, cancel all)."""
-        return self._answer(user, answer, session, _question_id(question), only_confirm=True)
+        """`answer`, for a confirmation only (approve, skip, cancel all): without
+        `question`, the confirmation that waits now; with it, only that one."""
+        expected = None if question is None else _question_id(question)
+        return self._answer(user, answer, session, expected, only_confirm=True)
 
     def answer_current(self, user: str, answer: str, *, session: str | None = None) -> Reply:
-        """Answer whatever question waits now, unseen by this call.
-
-        Only for a caller that shows the person each question as it is asked and takes
-        their answer at once, one at a time (a script, a terminal): anything that can
-        repeat or reorder answers (a web page, a queue, several workers) names the
-        question with `answer(..., question=)` instead.
-        """
+        """`answer` without `question`: whatever question waits now."""
         return self._answer(user, answer, session, None, only_confirm=False)
 
     def confirm_current(self, user: str, answer: str, *, session: str | None = None) -> Reply:
-        """`answer_current`, for a confirmation only."""
+        """`confirm` without `question`: whatever confirmation waits now."""
         return self._answer(user, answer, session, None, only_confirm=True)
 
     def pending(self, user: str, *, session: str | None = None) -> Reply | None:

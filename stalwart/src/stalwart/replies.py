@@ -20,9 +20,10 @@ class Waiting:
     `sources`, on a confirmation of a step a model chose, where each argument came from
     ("turn", "step <n> (<tool>)" or "model").
 
-    `id` names this asking of the question and no other (`question_id`): every answer
-    names the question it answers by it (`Agent.answer(..., question=waiting)` or its
-    id), so an answer meant for one question never answers the next.
+    `id` names this asking of the question and no other (`question_id`): an answer that
+    can be repeated or reordered names the question it answers by it
+    (`Agent.answer(..., question=waiting)` or its id), so an answer meant for one
+    question never answers the next.
     """
 
     kind: str
