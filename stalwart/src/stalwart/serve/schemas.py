@@ -1,17 +1,30 @@
-"""The JSON API's bodies, typed, so /openapi.json describes every one."""
+"""The JSON API's bodies, typed, so /openapi.json describes every one.
+
+A call's arguments and result are given exactly as the call will run or ran, the same in
+every route: as the record keeps them (`exact`), whether they come from a live reply or
+from the record. A Decimal is its exact text ("19.00", never 19.0), an integer is whole.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi.encoders import jsonable_encoder
 from pydantic import BaseModel, Field
 
 from ..agent import RecordedCall
 from ..record.memory import Message
+from ..record.schema import as_recorded
 from ..replies import Reply, Waiting
 from .questions import question_id
 from .views import Snapshot
+
+
+def exact(value: Any) -> Any:
+    """A call's arguments or result as every route gives them: the JSON the record keeps
+    for them (`record.schema.as_recorded`). A live reply holds the values the call runs with
+    (a Decimal, a datetime), which FastAPI's own encoder would turn into a float (19.00 into
+    19.0, 12345678901234567.89 into 1.2345678901234568e+16)."""
+    return as_recorded(value)
 
 
 class ErrorOut(BaseModel):
@@ -23,7 +36,9 @@ class QuestionOut(BaseModel):
     question_id: str = Field(description="Give it back with the answer; a stale one is refused")
     kind: str = Field(description="confirm, outcome or undo")
     tool: str
-    args: dict[str, Any] = Field(description="Exactly as the call will run")
+    args: dict[str, Any] = Field(
+        description="Exactly as the call will run: a decimal as its exact text"
+    )
     text: str
     answers: list[str]
     run: str
@@ -40,7 +55,7 @@ class QuestionOut(BaseModel):
             question_id=question_id(waiting),
             kind=waiting.kind,
             tool=waiting.tool,
-            args=jsonable_encoder(waiting.args),
+            args=exact(waiting.args),
             text=waiting.text,
             answers=list(waiting.answers),
             run=waiting.run,
@@ -139,9 +154,9 @@ class CallOut(BaseModel):
     step: int
     kind: str
     tool: str
-    args: dict[str, Any]
+    args: dict[str, Any] = Field(description="Exactly as the call ran: a decimal as its text")
     status: str
-    result: Any
+    result: Any = Field(description="As the record keeps it: a decimal as its exact text")
     error: str | None
     key: str | None
     allowed: str | None
@@ -152,7 +167,7 @@ class CallOut(BaseModel):
 
     @classmethod
     def of(cls, call: RecordedCall) -> CallOut:
-        return cls(**jsonable_encoder(vars(call)))
+        return cls(**{**vars(call), "args": exact(call.args), "result": exact(call.result)})
 
 
 class MessageOut(BaseModel):
