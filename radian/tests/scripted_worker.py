@@ -15,6 +15,8 @@ A step's "do" is one of:
 Other keys: "outcome", "session" (default: the resumed one, else "sess-<attempt>"),
 "cost" (the session total the Result reports), "model_error" (an object), "emit" (text
 printed as it is before the Result).
+Every attempt keeps what it read on stdin (the brief arc sent it) in
+<scenario folder>/sent/<task>-<attempt>.md (sent_path).
 """
 
 from __future__ import annotations
@@ -30,11 +32,24 @@ from typing import Any
 
 
 def main() -> int:
-    scenario = json.loads(Path(sys.argv[1]).read_text())
+    scenario_path = Path(sys.argv[1])
+    scenario = json.loads(scenario_path.read_text())
     attempt = os.environ.get("RADIAN_ARC_ATTEMPT", "001")
+    keep_what_was_sent(scenario_path.parent, attempt)
     scenario = scenario.get(os.environ.get("RADIAN_ARC_TASK", ""), scenario)
     step = scenario.get(attempt, scenario.get("default", {"do": "crash"}))
     return act(step, attempt)
+
+
+def sent_path(folder: Path, task: str, attempt: str) -> Path:
+    """Where the worker keeps what it read on stdin (its brief), for the tests to read."""
+    return folder / "sent" / f"{task}-{attempt}.md"
+
+
+def keep_what_was_sent(folder: Path, attempt: str) -> None:
+    path = sent_path(folder, os.environ.get("RADIAN_ARC_TASK", "task"), attempt)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(sys.stdin.read(), encoding="utf-8")
 
 
 def act(step: dict[str, Any], attempt: str) -> int:

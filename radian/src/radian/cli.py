@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from radian.arc import commands, show
+from radian.arc import commands, show, texts
 from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
 from radian.arc.errors import ArcError
@@ -374,12 +374,20 @@ def start(context: Context, name: str) -> None:
 
 @arc.command("show")
 @click.argument("name", metavar="TASK", required=False)
+@click.option(
+    "--brief", "brief", is_flag=True, help="Print the brief the task's next attempt is sent."
+)
 @json_option
 @pass_context
-def show_command(context: Context, name: str | None) -> None:
+def show_command(context: Context, name: str | None, brief: bool) -> None:
     """Show a task, or every plan and task."""
     config = _guard(context.config)
-    if name is None:
+    if brief:
+        if name is None:
+            raise click.UsageError(texts.SHOW_BRIEF_NEEDS_TASK)
+        document = _guard(lambda: show.next_brief_document(context.store, config, name))
+        lines = [document["brief"].rstrip("\n")]
+    elif name is None:
         document = show.overview_document(context.store, config)
         lines = show.overview_text(document)
     else:

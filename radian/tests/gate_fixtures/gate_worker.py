@@ -12,7 +12,8 @@ A step:
   sleep      seconds to sleep first; stubborn: ignore SIGTERM and sleep (SIGKILL ends it)
 Mid-merge (the attempt started with MERGE_HEAD), the step's files resolve the conflict and
 the commit concludes the merge. Each attempt appends a line to <scenario>.log saying whether
-it started mid-merge.
+it started mid-merge, and keeps what it read on stdin (its brief) in
+<scenario folder>/sent/<task>-<attempt>.md.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ def main() -> int:
     scenario_path = Path(sys.argv[1])
     task = os.environ["RADIAN_ARC_TASK"]
     attempt = os.environ["RADIAN_ARC_ATTEMPT"]
+    sent = scenario_path.parent / "sent" / f"{task}-{attempt}.md"
+    sent.parent.mkdir(parents=True, exist_ok=True)
+    sent.write_text(sys.stdin.read(), encoding="utf-8")  # the brief arc sent, for the tests
     steps = json.loads(scenario_path.read_text())[task]
     step = steps.get(attempt, steps.get("default", {}))
     if step.get("stubborn"):

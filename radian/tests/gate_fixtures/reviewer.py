@@ -15,6 +15,7 @@ Usage: reviewer.py <mode> <diff_file>. Modes:
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,9 @@ COST_MICROS = 250_000
 def main() -> int:
     mode, diff_file = sys.argv[1], sys.argv[2]
     diff = Path(diff_file).read_text(encoding="utf-8")
+    # What the review was given to read as the task's brief, kept for the tests.
+    brief = Path(os.environ["RADIAN_BRIEF_FILE"]).read_text(encoding="utf-8")
+    Path(diff_file).with_suffix(".seen-brief.md").write_text(brief, encoding="utf-8")
     print("reviewing", len(diff), "bytes of diff", file=sys.stderr)
     findings: list[dict[str, object]] = []
     if mode == "garbage":

@@ -9,6 +9,7 @@ from radian.arc.errors import DamagedFile
 from radian.arc.gate.verdict import verdict_summary, verdict_summary_line
 from radian.arc.records import Task
 from radian.arc.store import ArcStore
+from radian.arc.worker.attempt import with_delivery
 
 # The state `show` gives a task whose file cannot be read (no state of the table).
 DAMAGED = "damaged"
@@ -71,6 +72,15 @@ def one_task_document(store: ArcStore, config: ArcConfig, name: str) -> dict[str
     except DamagedFile as error:
         return damaged_document(name, str(error))
     return task_document(store, config, task)
+
+
+def next_brief_document(store: ArcStore, config: ArcConfig, name: str) -> dict[str, Any]:
+    """`show --brief <task>`: what the task's next attempt will be sent on its stdin (and
+    what its review reads, without the delivery section): the brief it was loaded or added
+    with, each "## Rework <n>" written since, then arc's delivery section."""
+    task = store.load_task(name)
+    brief = store.read_brief(name)
+    return {"name": name, "brief": with_delivery(brief, task.branch, config.repository.remote)}
 
 
 def damaged_document(name: str, problem: str) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from radian.arc.loaded import (
 from radian.arc.records import FORMAT_VERSION, Plan, Task, checked_attempt_result
 from radian.arc.states import State
 from radian.arc.texts import (
+    REWORK_PREFIX,
     damaged_file,
     missing_file,
     newer_format,
@@ -52,6 +53,7 @@ from radian.arc.texts import (
 
 ARC_DIR = Path(".radian") / "arc"
 LOCKS_DIR = ARC_DIR / "locks"
+BRIEF_FILE = "brief.md"
 
 
 def lock_path(repo_root: Path, kind: str, name: str) -> Path:
@@ -131,7 +133,7 @@ class ArcStore:
         return self.task_dir(task) / "task.json"
 
     def brief_path(self, task: str) -> Path:
-        return self.task_dir(task) / "brief.md"
+        return self.task_dir(task) / BRIEF_FILE
 
     def attempt_dir(self, task: str, attempt_id: str) -> Path:
         return self.task_dir(task) / "attempts" / attempt_id
@@ -224,12 +226,15 @@ class ArcStore:
 
     def _make_folder(self, task: Task) -> bool:
         """Make the folder of a task that has none yet (a loaded plan's, first written for
-        now) with its task.json in it, in one rename: a kill leaves no folder without a
-        record (that would read as a deleted task.json). False when the folder exists. The
+        now) with its task.json and, for a loaded task, the brief it was loaded with, all in
+        one rename: a kill leaves no folder without a record (that would read as a deleted
+        task.json), and none whose brief is left behind in the loaded file, whichever write
+        makes the folder (a claim, a save, a rework). False when the folder exists. The
         caller holds the task's lock (or the registry's, for a new task)."""
         folder = self.task_dir(task.name)
         if folder.is_dir():
             return False
+        loaded = self.loaded.find(task.name)
         folder.parent.mkdir(parents=True, exist_ok=True)
         # What a kill left of an earlier try ("~" is in no name, so no other task's).
         for leftover in folder.parent.glob(f".{task.name}~*.tmp"):
@@ -238,6 +243,8 @@ class ArcStore:
         try:
             task.format_version = FORMAT_VERSION
             write_json_atomic(staging / "task.json", task.model_dump(mode="json"))
+            if loaded is not None and loaded.brief:
+                write_text_atomic(staging / BRIEF_FILE, loaded.brief)
             os.rename(staging, folder)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -362,12 +369,21 @@ class ArcStore:
 
     def read_brief(self, task: str) -> str:
         """The task's brief: its brief.md, else the brief it was loaded with; "" when the
-        task has neither."""
+        task has neither.
+
+        A folder made by an earlier build may lack the loaded brief (its first write did not
+        copy it), and a rework written there holds only its "## Rework <n>" sections: the
+        loaded brief is read back in front of them, as the worker must get it."""
         path = self.brief_path(task)
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-        found = self._as_loaded(task)
-        return found.brief if found is not None else ""
+        if not path.is_file():
+            found = self._as_loaded(task) or self.loaded.find(task)
+            return found.brief if found is not None else ""
+        text = path.read_text(encoding="utf-8")
+        if text.startswith(REWORK_PREFIX):
+            found = self.loaded.find(task)
+            if found is not None and found.brief.strip():
+                return found.brief.rstrip("\n") + "\n\n" + text
+        return text
 
     def write_brief(self, task: str, text: str) -> None:
         self._made(task)

@@ -180,8 +180,15 @@ def task_added(task: str, plan: str) -> str:
     return f"{task} added to plan {plan}: todo.ready"
 
 
+# `radian arc show --brief` without a task
+SHOW_BRIEF_NEEDS_TASK = "--brief shows one task's brief: radian arc show --brief <task>"
+
+# every "## Rework <n>" section of a brief starts so (radian.arc.brief appends them)
+REWORK_PREFIX = "## Rework "
+
+
 def rework_heading(number: int) -> str:
-    return f"## Rework {number}"
+    return f"{REWORK_PREFIX}{number}"
 
 
 # -- the loop's lines ---------------------------------------------------------------------
