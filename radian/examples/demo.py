@@ -3,7 +3,9 @@
     .venv/bin/python radian/examples/demo.py        (or: make demo)
 
 It creates a repository with a bare remote in a temporary folder, loads plan.toml, and runs
-`radian arc run --once` three times through the real command line:
+`radian arc run --once` three times through the real command line; the worker does what each
+task's brief says (demo_worker.py), and the demo ends by finding each brief's file on the
+remote:
   pass 1  add-greeting delivers; fix-typo fails (retry in 10 s); write-docs waits on an
           unavailable model (5 minutes);
   pass 2  ten seconds later: fix-typo's retry is due and it delivers;
@@ -72,6 +74,25 @@ def radian(repo: Path, *args: str, fake_now: str | None = None) -> None:
         raise SystemExit(f"radian arc {args[0]} exited {done.returncode}")
 
 
+# What each task's brief asks for, looked up on the remote's task branch at the end: a worker
+# that was not sent its brief writes nothing, and the demo fails.
+DELIVERED = (
+    ("add-greeting", "greet.py", 'return f"Hello, {name}!"'),
+    ("fix-typo", "README.md", "# Example"),
+    ("write-docs", "docs.md", "Call greet(name) to greet someone."),
+)
+
+
+def check_delivered(remote: Path) -> None:
+    print("\n== what each brief asked for, on the remote's task branches")
+    for task, path, expected in DELIVERED:
+        shown = subprocess.run(["git", "show", f"arc/{task}:{path}"], cwd=remote,
+                               capture_output=True, text=True)  # fmt: skip
+        if expected not in shown.stdout:
+            raise SystemExit(f"arc/{task} lacks what its brief asked for in {path}")
+        print(f"arc/{task}: {path} has {expected!r}")
+
+
 def main() -> int:
     root = Path(tempfile.mkdtemp(prefix="radian-arc-demo-"))
     try:
@@ -87,6 +108,7 @@ def main() -> int:
         radian(repo, "show")
         print("\n== one task in full")
         radian(repo, "show", "write-docs")
+        check_delivered(root / "remote.git")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

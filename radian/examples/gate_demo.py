@@ -44,8 +44,9 @@ PROJECT = {
     ".gitignore": "__pycache__/\n",
 }
 
-# The scripted worker: per task and attempt, the files it writes; optionally a colleague's
-# push to main right after (the conflict). Mid-merge, its files resolve the conflict.
+# The scripted worker: per task and attempt, the files it writes, each only when its brief
+# names it; optionally a colleague's push to main right after (the conflict). Mid-merge, its
+# files resolve the conflict.
 WORKER = textwrap.dedent(
     """\
     import json, os, subprocess, sys
@@ -56,6 +57,13 @@ WORKER = textwrap.dedent(
 
     scenario = json.loads(Path(sys.argv[1]).read_text())[os.environ["RADIAN_ARC_TASK"]]
     step = scenario.get(os.environ["RADIAN_ARC_ATTEMPT"], scenario["default"])
+    brief = sys.stdin.read()
+    unasked = [name for name in step["files"] if name not in brief]
+    if unasked:  # it writes only files its brief names: a lost brief gets nothing done
+        print("the brief does not name " + ", ".join(unasked), file=sys.stderr)
+        print(json.dumps({"type": "result", "outcome": "failed", "session_id": "s-" +
+                          os.environ["RADIAN_ARC_TASK"], "cost_usd": 0.01}))
+        sys.exit(0)
     for name, text in step["files"].items():
         Path(name).parent.mkdir(parents=True, exist_ok=True)
         Path(name).write_text(text)
@@ -89,6 +97,28 @@ REVIEWER = textwrap.dedent(
         if line.startswith("+") and "TODO" in line
     ]
     print(json.dumps({"findings": findings, "cost_micros": 20000}))
+    """
+)
+
+
+# The plan, loaded as a person would load it; each brief names the files to write.
+PLAN = textwrap.dedent(
+    """\
+    [plan]
+    name = "demo"
+    auto_rework = 1
+
+    [[task]]
+    name = "double"
+    brief = "# double\\n\\nAdd double(x) in src/calc/double.py, tested in tests/check_double.py.\\n"
+
+    [[task]]
+    name = "halve"
+    brief = "# halve\\n\\nAdd halve(x) in src/calc/halve.py, tested in tests/check_halve.py.\\n"
+
+    [[task]]
+    name = "tidy-add"
+    brief = "# tidy-add\\n\\nWrite add() in src/calc/ops.py with sum().\\n"
     """
 )
 
@@ -190,12 +220,9 @@ timeout_secs = 60
     (repo / ".radian" / "arc.toml").write_text(config)
 
     lines: list[str] = []
-    arc(repo, "plan", "add", "demo", "--auto-rework", "1", lines=lines)
-    for task, brief in (("double", "Add double(x)."), ("halve", "Add halve(x)."),
-                        ("tidy-add", "Write add() with sum().")):  # fmt: skip
-        brief_file = tools / f"{task}.md"
-        brief_file.write_text(f"# {task}\n\n{brief}\n")
-        arc(repo, "task", "add", "demo", task, "--brief", str(brief_file), lines=lines)
+    plan = tools / "plan.toml"
+    plan.write_text(PLAN)
+    arc(repo, "plan", "load", str(plan), lines=lines)
     arc(repo, "confirm", "demo", lines=lines)
     arc(repo, "run", lines=lines)
     for task in ("double", "halve", "tidy-add"):

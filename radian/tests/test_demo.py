@@ -32,6 +32,12 @@ def test_the_demo_runs_its_plan_to_review() -> None:
     assert "fix-typo todo.ready -> doing.working (attempt 002)" in out
     assert "write-docs completed -> review.verifying" in out
     assert "    attempt_model_error: unavailable: the model is overloaded" in out
+    # The worker does only what its brief says: each brief's file is on its pushed branch.
+    assert out.rstrip().endswith(
+        "arc/add-greeting: greet.py has 'return f\"Hello, {name}!\"'\n"
+        "arc/fix-typo: README.md has '# Example'\n"
+        "arc/write-docs: docs.md has 'Call greet(name) to greet someone.'"
+    )
 
 
 def test_the_gate_demo_integrates_every_task_with_a_review_rework_and_a_conflict_rework() -> None:
@@ -61,4 +67,5 @@ def test_the_claude_demo_runs_a_plan_with_the_real_claude_code_cli() -> None:
     assert f"== Claude Code {CHECKED_VERSION} (" in out
     assert "add-greeting todo.ready -> doing.working (attempt 001)" in out
     assert re.search(r"add-greeting completed -> review\.verifying \(head \w{12}\)", out)
-    assert out.rstrip().endswith("Add GREETING.md")
+    # The stand-in agent wrote the file the loaded brief names, and pushed it.
+    assert out.rstrip().endswith("Add GREETING.md\nGREETING.md: Hello from arc.")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,11 +84,20 @@ def hang() -> Reply:
 class AnthropicStandIn(StandInServer):
     """Serve scripted replies; `requests` keeps every request body the CLI sent."""
 
-    def __init__(self, replies: list[Reply] | None = None) -> None:
+    def __init__(
+        self,
+        replies: list[Reply] | None = None,
+        *,
+        agent: Callable[[str], list[Reply]] | None = None,
+    ) -> None:
+        """`agent`, when given, plays an agent that reads its prompt: at the first request
+        with tools, it is given the text of the user's messages (the brief, as the CLI sent
+        it) and returns the replies that follow."""
         super().__init__()
         self.script = Script(replies or [], text("Done."))
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
+        self._agent = agent
 
     @property
     def replies(self) -> list[Reply]:
@@ -115,6 +124,9 @@ class AnthropicStandIn(StandInServer):
             return
         body: dict[str, Any] = exchange.body
         self.requests.append(body)
+        if body.get("tools") and self._agent is not None:
+            agent, self._agent = self._agent, None
+            self.script.add(*agent(user_text(body)))
         # Titles and summaries carry no tools: they get a short text and leave the script.
         reply = self.script.take() if body.get("tools") else text("A title")
         headers = request_id | reply.headers
@@ -125,6 +137,21 @@ class AnthropicStandIn(StandInServer):
             exchange.hang(self.stopping, headers)
         else:
             exchange.events(_events(body, reply, next(self._ids)), headers)
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """The text of a request's user messages, joined (a message's content is a string or
+    a list of blocks)."""
+    parts: list[str] = []
+    for message in body.get("messages", []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(block.get("text", "") for block in content if isinstance(block, dict))
+    return "\n".join(parts)
 
 
 def _events(body: dict[str, Any], reply: Reply, number: int) -> Iterator[dict[str, Any]]:
