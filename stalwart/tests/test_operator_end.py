@@ -183,9 +183,17 @@ def test_a_worker_lacking_the_undo_ends_the_rollback_and_leaves_the_rest_by_hand
 ) -> None:
     project, agent = desk
     assert project.module is not None
+    # A deploy in progress: refund_card moved to another agent of the project, so the run
+    # is left rolling back for a worker that has it (were it in no agent, a person is asked).
     deploying = tmp_path / "agent-deploying.yaml"
-    deploying.write_text(project.yaml.read_text().replace("refund_card, ", ""))
-    partial = Agent.from_file(deploying, clock=FakeClock())
+    deploying.write_text(
+        project.yaml.read_text()
+        .replace("refund_card, ", "")
+        .replace(
+            "\ntools:\n  - python", "\n  refunds:\n    tools: [refund_card]\ntools:\n  - python"
+        )
+    )
+    partial = Agent.from_file(deploying, "keeper", clock=FakeClock())
     project.agents.append(partial)
     partial.set_operator_token(TOKEN)  # its own verifier, beside its own agent.yaml
     project.module.PLAN["stamp_form"] = ["error"]

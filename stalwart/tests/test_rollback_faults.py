@@ -14,7 +14,7 @@ import pytest
 from conftest import ServiceProject, approve_all
 from service import turn
 
-from stalwart import Agent, FakeClock, ToolUnavailable, UndoUnavailable, texts
+from stalwart import Agent, FakeClock, QuestionPending, ToolUnavailable, UndoUnavailable, texts
 
 
 def _tries(module: Any, tool: str) -> list[int]:
@@ -153,16 +153,24 @@ def test_the_failed_runs_reply_is_given_once_after_a_stop_mid_rollback(
     assert again.earlier == () and again.text.startswith("Done: count_stock")
 
 
+def _moved_to_another_agent(text: str, tool: str) -> str:
+    """agent.yaml with `tool` taken from the keeper and given to another agent, refunds."""
+    assert f"{tool}, " in text and "\ntools:\n  - python" in text
+    text = text.replace(f"{tool}, ", "")
+    return text.replace(
+        "\ntools:\n  - python", f"\n  refunds:\n    tools: [{tool}]\ntools:\n  - python"
+    )
+
+
 def test_a_worker_lacking_the_undo_leaves_the_rollback_for_one_that_has_it(
     service_project: ServiceProject,
 ) -> None:
     project, full, module = service_project
-    # A deploy in progress: another worker's agent.yaml lacks refund_card.
-    text = project.yaml.read_text()
-    assert "refund_card, " in text
+    # A deploy in progress: another worker's agent.yaml gives refund_card to another agent
+    # of the project, so a worker that has it may come.
     deploying = project.folder / "agent-deploying.yaml"
-    deploying.write_text(text.replace("refund_card, ", ""))
-    partial = Agent.from_file(deploying, clock=FakeClock())
+    deploying.write_text(_moved_to_another_agent(project.yaml.read_text(), "refund_card"))
+    partial = Agent.from_file(deploying, "keeper", clock=FakeClock())
     assert "refund_card" not in partial.tools
 
     module.PLAN["stamp_form"] = ["error"]
@@ -261,3 +269,122 @@ def test_the_rollback_uses_the_undo_recorded_with_the_write_not_todays(
         "charge_card (by refund_card)."
     )
     second.close()
+
+
+def _misspelt(text: str) -> str:
+    """agent.yaml where charge_card's undo is misspelt: refund_cards, which no tool is."""
+    return text.replace("rulebook:", "  - charge_card:\n      undo: refund_cards\nrulebook:")
+
+
+MISSING_QUESTION = (
+    "Undoing charge_card needs refund_cards, and no agent of this project has a tool named "
+    "refund_cards (did you mean refund_card?). The rollback stopped there, before the writes "
+    "below it; once agent.yaml names the undo's tool and the process is restarted, answer "
+    "retry. 2 step(s) still need undoing."
+)
+
+
+def test_an_undo_no_agent_has_stops_the_rollback_and_asks_and_retry_works_once_fixed(
+    service_project: ServiceProject,
+) -> None:
+    """Issue 28: a misspelt undo (refund_cards) was "left for a worker that has it", nobody
+    was asked, and every later turn failed with UndoUnavailable. Now the rollback stops at
+    it as at an undo that fails, and asks; fixed and restarted, `retry` undoes it."""
+    project, _, module = service_project
+    original = project.yaml.read_text()
+    project.yaml.write_text(_misspelt(original))
+    typo = project.agent(clock=FakeClock())
+    assert typo.tools["charge_card"].undo is not None
+    assert typo.tools["charge_card"].undo.tool == "refund_cards"
+
+    module.PLAN["stamp_form"] = ["error"]
+    reply = approve_all(typo, turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3)), "u")
+    assert reply.state == "stuck"
+    [question] = reply.waiting
+    assert (question.kind, question.tool, question.answers) == (
+        "undo",
+        "refund_cards",
+        texts.UNDO_ANSWERS,
+    )
+    assert question.text == MISSING_QUESTION
+    assert reply.text == f"This run stopped: stamp_form failed (RuntimeError). {MISSING_QUESTION}"
+    # Stopped there: book_slot, below it, is not undone out of order; nothing was sent.
+    assert [name for name, *_ in module.CALLS] == ["book_slot", "charge_card", "stamp_form"]
+    with pytest.raises(QuestionPending):
+        typo.chat(turn(("count_stock", 1)), user="u")
+    # Retried before the fix: asked again, nothing sent.
+    again = typo.answer("u", "retry")
+    assert (again.state, again.waiting[0].text) == ("stuck", MISSING_QUESTION)
+    assert [name for name, *_ in module.CALLS] == ["book_slot", "charge_card", "stamp_form"]
+
+    # agent.yaml fixed, the process restarted (a new Agent from the file): retry undoes.
+    project.yaml.write_text(original)
+    fixed = project.agent(clock=FakeClock())
+    done = fixed.answer("u", "retry", question=again.waiting[0])
+    assert done.state == "rolled_back"
+    assert done.text == (
+        "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
+        "charge_card (by refund_card), book_slot (by free_slot)."
+    )
+    assert [name for name, *_ in module.CALLS][3:] == ["refund_card", "free_slot"]
+    undos = [(c.tool, c.status) for c in fixed.record("u") if c.kind == "undo"]
+    assert undos == [("refund_card", "ran"), ("free_slot", "ran")]
+
+
+def test_an_undo_no_agent_has_can_be_done_by_hand_and_the_rollback_goes_on(
+    service_project: ServiceProject,
+) -> None:
+    project, _, module = service_project
+    project.yaml.write_text(_misspelt(project.yaml.read_text()))
+    typo = project.agent(clock=FakeClock())
+    module.PLAN["stamp_form"] = ["error"]
+    stuck = approve_all(typo, turn(("book_slot", 1), ("charge_card", 2), ("stamp_form", 3)), "u")
+    assert stuck.state == "stuck"
+    reply = typo.answer("u", "done by hand", question=stuck.waiting[0])
+    assert reply.state == "rolled_back"
+    assert reply.text == (
+        "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
+        "charge_card (by hand), book_slot (by free_slot)."
+    )
+    assert [name for name, *_ in module.CALLS][3:] == ["free_slot"]
+
+
+def test_a_rollback_left_for_a_worker_is_asked_once_no_agent_of_the_project_has_the_undo(
+    service_project: ServiceProject,
+) -> None:
+    """Left rolling back while another agent of the project had refund_card; then a worker
+    whose agent.yaml has it in no agent touches the session: a person is asked (before:
+    left again, UndoUnavailable at every turn). A worker that has it then retries."""
+    project, full, module = service_project
+    text = project.yaml.read_text()
+    moved = project.folder / "agent-moved.yaml"
+    moved.write_text(_moved_to_another_agent(text, "refund_card"))
+    nowhere = project.folder / "agent-nowhere.yaml"
+    nowhere.write_text(text.replace("refund_card, ", ""))
+    partial = Agent.from_file(moved, "keeper", clock=FakeClock())
+    lacking = Agent.from_file(nowhere, clock=FakeClock())
+    project.agents.extend([partial, lacking])
+
+    module.PLAN["stamp_form"] = ["error"]
+    full.chat(turn(("charge_card", 1), ("stamp_form", 2)), user="u")
+    full.confirm("u", "approve")
+    left = partial.confirm("u", "approve")
+    assert left.state == "rolling_back" and "left for a worker that has it" in left.text
+
+    asked = lacking.pending("u")
+    assert asked is not None and asked.state == "stuck"
+    assert asked.waiting[0].text == (
+        "Undoing charge_card needs refund_card, and no agent of this project has a tool "
+        "named refund_card. The rollback stopped there, before the writes below it; once "
+        "agent.yaml names the undo's tool and the process is restarted, answer retry. "
+        "1 step(s) still need undoing."
+    )
+    with pytest.raises(QuestionPending):
+        lacking.chat(turn(("count_stock", 1)), user="u")
+    reply = full.answer("u", "retry", question=asked.waiting[0])
+    assert reply.state == "rolled_back"
+    assert reply.text == (
+        "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
+        "charge_card (by refund_card)."
+    )
+    assert [name for name, *_ in module.CALLS] == ["charge_card", "stamp_form", "refund_card"]

@@ -140,6 +140,12 @@ class Agent:
             max_model_calls=max_model_calls,
             instructions=config.instructions,
             on_progress=on_progress,
+            other_agents_tools=frozenset(
+                name
+                for other in config.project.agents.values()
+                if other.name != config.name
+                for name in other.tools
+            ),
         )
 
     def _load_model(self) -> Model | None:

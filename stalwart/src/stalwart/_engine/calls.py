@@ -47,6 +47,26 @@ def recorded_undo(context: RunContext, write: CallRow) -> UndoSpec | None:
     return UndoSpec(tool=declared["tool"], args=declared.get("args"))
 
 
+def undo_to_send(context: RunContext, write: CallRow) -> UndoSpec | None:
+    """The undo a rollback binds for `write`, never sent before: the one recorded with the
+    write; but when no agent of the project has that tool (a misspelt name, fixed in
+    agent.yaml since the write ran), the one the write's tool declares now, if this agent
+    has it. None when the write declared no undo."""
+    recorded = recorded_undo(context, write)
+    if recorded is None or _held(context, recorded.tool):
+        return recorded
+    spec = context.tools.get(write.tool)
+    today = spec.undo if spec is not None else None
+    if today is not None and today.tool in context.tools:
+        return today
+    return recorded
+
+
+def _held(context: RunContext, tool: str) -> bool:
+    """Whether this agent or another agent of the project has `tool`."""
+    return tool in context.tools or tool in context.other_agents_tools
+
+
 def step_row(
     ledger: Ledger,
     context: RunContext,

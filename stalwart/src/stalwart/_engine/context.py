@@ -33,3 +33,6 @@ class RunContext:
     instructions: str | None = None  # the agent's own, sent beside stalwart's rules
     # Called as a streamed answer comes in (agent.yaml `stream: true`), e.g. by a web page.
     on_progress: Callable[[ModelProgress], None] | None = None
+    # The tools the project's other agents have: an undo this agent lacks but one of them
+    # has is left for a worker that has it; one no agent has stops the rollback, asking.
+    other_agents_tools: frozenset[str] = frozenset()

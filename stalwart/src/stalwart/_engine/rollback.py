@@ -18,7 +18,8 @@ from ..record.ledger import Ledger
 from ..record.memory import rewind
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from ..replies import Waiting
-from .calls import as_current, finish, recorded_undo, typed_args, undo_id, undo_row
+from ..tools import UndoSpec, closest_tool
+from .calls import as_current, finish, recorded_undo, typed_args, undo_id, undo_row, undo_to_send
 from .context import RunContext
 from .current import sending
 from .doubt import in_doubt
@@ -39,8 +40,9 @@ class Stuck:
 
 @dataclass(frozen=True)
 class Left:
-    """This worker cannot send the next undo (its catalogue lacks the tool); the run is
-    left rolling back for a worker that can, and `reply` says so."""
+    """This worker cannot send the next undo (its catalogue lacks the tool, which another
+    agent of the project has); the run is left rolling back for a worker that can, and
+    `reply` says so."""
 
     reply: str
 
@@ -49,27 +51,41 @@ def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | Lef
     """Undo the run's writes, last first; None when nothing remains to undo.
 
     The rollback stops at the first write it cannot undo now, whatever the reason: an
-    undo that failed on every try of its round, and an undo the check refused or could
-    not bind. Undoing the writes below it first would undo them out of order.
+    undo that failed on every try of its round, an undo the check refused or could not
+    bind, and an undo whose tool no agent of the project has. Undoing the writes below it
+    first would undo them out of order.
     """
     for write in reversed(writes_to_undo(ledger, context, run)):
-        declared = recorded_undo(context, write)
-        assert declared is not None  # writes_to_undo keeps only writes with an undo
-        if declared.tool not in context.tools:
-            # This worker's agent.yaml lacks the undo the write declared when it ran (a
-            # deploy in progress): it leaves the run, rolling back, for one that has it.
-            return Left(texts.undo_left_for_another_worker(write.tool, declared.tool))
         undo = ledger.call(undo_id(write))
+        declared: UndoSpec | None = None
         if undo is None or undo.status == CallStatus.REFUSED:
-            planned = _plan_undo(ledger, context, run, write)
+            # Never sent: bound and checked now.
+            declared = undo_to_send(context, write)
+            assert declared is not None  # writes_to_undo keeps only writes with an undo
+            tool = declared.tool
+        else:
+            tool = undo.tool  # sent before: sent again as it was, under its key
+        if tool not in context.tools:
+            if tool in context.other_agents_tools:
+                # This worker's agent.yaml lacks the undo, which another agent of the
+                # project has (a deploy in progress): the run is left rolling back for a
+                # worker that has it.
+                return Left(texts.undo_left_for_another_worker(write.tool, tool))
+            # No agent of the project has it (a misspelt name): no worker ever will, so
+            # the rollback stops here, as for an undo that fails, and a person is asked.
+            return _undo_missing(ledger, context, run, write, undo, tool)
+        if declared is not None:
+            planned = _plan_undo(ledger, context, run, write, declared)
             if isinstance(planned, Stuck):
                 return planned
             undo = planned
-        elif undo.status == CallStatus.IN_FLIGHT:
-            # Found in flight: its process stopped while a try was being sent, so that
-            # try may have taken effect. It is sent again under its key.
-            undo = ledger.put_call(replace_row(undo, doubted=True))
-        # else: an undo checked and recorded before, that failed: sent again.
+        else:
+            assert undo is not None
+            if undo.status == CallStatus.IN_FLIGHT:
+                # Found in flight: its process stopped while a try was being sent, so that
+                # try may have taken effect. It is sent again under its key.
+                undo = ledger.put_call(replace_row(undo, doubted=True))
+            # else: an undo checked and recorded before, that failed: sent again.
         stuck = _send_undo(ledger, context, run, write, undo)
         if stuck is not None:
             return stuck
@@ -98,14 +114,16 @@ def round_started_at(run: RunRow, undo: CallRow) -> int:
     return started if isinstance(started, int) else 0
 
 
-def _plan_undo(ledger: Ledger, context: RunContext, run: RunRow, write: CallRow) -> CallRow | Stuck:
+def _plan_undo(
+    ledger: Ledger, context: RunContext, run: RunRow, write: CallRow, declared: UndoSpec
+) -> CallRow | Stuck:
     """Bind and check a write's undo, and record it in flight; Stuck when it is not sent."""
-    plan = context.check.plan_undo(write, recorded_undo(context, write))
+    plan = context.check.plan_undo(write, declared)
     if isinstance(plan, str):
-        return _not_sent(ledger, context, run, write, None, plan)
+        return _not_sent(ledger, context, run, write, declared, None, plan)
     verdict = context.check.undo(write, plan, ledger.history())
     if not verdict.allowed:
-        return _not_sent(ledger, context, run, write, plan, verdict.text)
+        return _not_sent(ledger, context, run, write, declared, plan, verdict.text)
     key = undo_key(write.key or write.call_id, plan.tool, plan.args)
     undo = ledger.put_call(undo_row(ledger, run, write, plan, key, "in_flight", verdict.text))
     ledger.add_message("assistant", texts.memory_call(plan.tool, plan.args), run.run_id)
@@ -117,15 +135,45 @@ def _not_sent(
     context: RunContext,
     run: RunRow,
     write: CallRow,
+    declared: UndoSpec,
     plan: UndoPlan | None,
     why: str,
 ) -> Stuck:
     """An undo the check refused or could not bind: recorded refused, never sent, and the
     rollback stops at it with its own question."""
-    undo = _record_undo_refused(ledger, context, run, write, plan, why)
+    undo = _record_undo_refused(ledger, run, write, declared, plan, why)
     remaining = len(writes_to_undo(ledger, context, run))
     text = texts.undo_not_sent_question(write.tool, undo.tool, why, remaining)
     return _stuck_at(run, write, undo, text, {"undo_refused": why})
+
+
+def _undo_missing(
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    write: CallRow,
+    undo: CallRow | None,
+    tool: str,
+) -> Stuck:
+    """The undo's tool is in no agent of the project: the rollback stops at it, stuck, and
+    a person is asked. `retry` binds it again (it works once agent.yaml names a tool that
+    exists and the process is restarted), `done by hand` goes on with the next write,
+    `abandon` stops. An undo never sent is recorded refused; one sent before (by a worker
+    that had its tool) is kept as it is, said perhaps done when a try got no answer."""
+    if undo is None or undo.status == CallStatus.REFUSED:
+        why = texts.undo_in_no_agent(tool)
+        undo = _record_undo_refused(ledger, run, write, UndoSpec(tool=tool), None, why)
+    elif undo.status == CallStatus.IN_FLIGHT and not undo.doubted:
+        undo = ledger.put_call(replace_row(undo, doubted=True))
+    remaining = len(writes_to_undo(ledger, context, run))
+    text = texts.undo_missing_question(
+        write.tool,
+        tool,
+        remaining,
+        closest=closest_tool(tool, (name for name in context.tools if name != write.tool)),
+        maybe_done=undo.doubted,
+    )
+    return _stuck_at(run, write, undo, text, {"undo_missing": tool})
 
 
 def _send_undo(
@@ -218,15 +266,13 @@ def _stuck_at(run: RunRow, write: CallRow, undo: CallRow, text: str, why: dict[s
 
 def _record_undo_refused(
     ledger: Ledger,
-    context: RunContext,
     run: RunRow,
     write: CallRow,
+    declared: UndoSpec,
     plan: UndoPlan | None,
     why: str,
 ) -> CallRow:
-    declared = recorded_undo(context, write)
-    undo_tool = declared.tool if declared is not None else ""
-    bound = plan or UndoPlan(tool=undo_tool, args={}, sources={})
+    bound = plan or UndoPlan(tool=declared.tool, args={}, sources={})
     row = undo_row(ledger, run, write, bound, None, "refused", None)
     return ledger.put_call(replace_row(row, error=why, finished=ledger.clock.now()))
 

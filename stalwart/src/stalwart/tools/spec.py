@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import difflib
 import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -66,6 +67,13 @@ class UndoSpec:
                 f"binding {source!r}: expected '$args.<name>' or '$result.<field>'"
             )
         return match.group(1), match.group(2)
+
+
+def closest_tool(name: str, names: Iterable[str]) -> str | None:
+    """The name among `names` closest to `name` (what a misspelt undo likely meant), or
+    None when none is close enough to be a misspelling of it."""
+    found = difflib.get_close_matches(name, [n for n in names if n != name], n=1, cutoff=0.75)
+    return found[0] if found else None
 
 
 @dataclass(frozen=True)
