@@ -292,6 +292,34 @@ def test_qg108_a_write_whose_undo_the_agent_cannot_call(verify: Verify) -> None:
     assert verify(TOOLS, desk("look", "charge", "refund")).passed
 
 
+def test_qg108_a_misspelt_undo_is_said_to_name_no_tool_and_the_closest_is_named(
+    verify: Verify,
+) -> None:
+    """Issue 28: the fix said "add refnd to agent 'desk''s tools", for a tool nobody has."""
+    misspelt = "  - charge:\n      undo: refnd\n"
+    failing = verify(TOOLS, desk("look", "charge", "refund", facts=misspelt))
+    [finding] = [f for f in failing.findings if f.code == Code.UNDO_OUT_OF_REACH]
+    assert str(finding) == (
+        "QG108 desk [charge -> look]: charge can run, but refnd, which undoes it, is not in "
+        "the catalogue, so a failed run of agent 'desk' cannot undo it. "
+        "Fix: no tool named 'refnd' (did you mean 'refund'?): correct charge's undo."
+    )
+    # The closest tool is in the catalogue but not among the agent's tools: add it too.
+    [finding] = verify(TOOLS, desk("look", "charge", facts=misspelt)).findings
+    assert finding.fix == (
+        "no tool named 'refnd' (did you mean 'refund'?): correct charge's undo, "
+        "and add refund to agent 'desk''s tools"
+    )
+    # No tool's name is close: nothing is guessed.
+    [finding] = verify(
+        TOOLS, desk("look", "charge", facts="  - charge:\n      undo: zap\n")
+    ).findings
+    assert finding.fix == (
+        "no tool named 'zap': name a tool of the catalogue as charge's undo, "
+        "or add a tool named 'zap' to the catalogue"
+    )
+
+
 def test_a_finding_as_data() -> None:
     finding = Finding(Code.WRITE_NOT_UNDOABLE, "desk", "notify", ("notify", "charge"), "t", "f")
     assert finding.to_json() == {

@@ -66,6 +66,22 @@ def verify_undo_missing(in_catalogue: bool) -> str:
     return "is not in the catalogue"
 
 
+def verify_undo_unknown_fix(
+    undo: str, tool: str, agent: str, closest: str | None, *, closest_in_agent: bool
+) -> str:
+    """QG108's fix when no tool of the catalogue is named `undo` (a misspelt name): the name
+    is what to change, to `closest` when a tool's name is close, not the agent's tools."""
+    if closest is None:
+        return (
+            f"no tool named '{undo}': name a tool of the catalogue as {tool}'s undo, "
+            f"or add a tool named '{undo}' to the catalogue"
+        )
+    fix = f"no tool named '{undo}' (did you mean '{closest}'?): correct {tool}'s undo"
+    if not closest_in_agent:
+        fix += f", and add {closest} to agent '{agent}''s tools"
+    return fix
+
+
 def verify_finding(code: str, **facts: str) -> tuple[str, str]:
     """A finding's text and its fix, with its facts filled in."""
     text, fix = VERIFY_TEXTS[code]

@@ -47,7 +47,8 @@ The checks (each a code; `texts/verify.py` holds their texts and fixes)
            (its declared type, else its docstring or `return` statements) lacks, or an
            `$args.<name>` the write does not take.
     QG108  a write on a route where its undo cannot be called: the undo is not among
-           the agent's tools (or not in the catalogue at all).
+           the agent's tools (or not in the catalogue at all: then its fix says no tool
+           has the name, and names the closest tool when one is close).
     QG201  a sample turn (`--turns`) that reads differently from what the file expects.
 
 Sample turns

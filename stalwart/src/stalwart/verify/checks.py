@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .. import texts
@@ -11,7 +12,7 @@ from ..config import AgentConfig, ProjectConfig, confirms
 from ..policy.check import Check, UndoPlan
 from ..policy.rulebook import ArgumentCap, PastCall, Rulebook, TotalCap
 from ..record.schema import CallRow, CallStatus
-from ..tools import IDEMPOTENCY_KEY_PARAM, ToolSpec
+from ..tools import IDEMPOTENCY_KEY_PARAM, ToolSpec, closest_tool
 from ..tools.lints import result_fields
 from ..tools.mcp_seen import changed
 from .findings import DEFAULT_MAX_STEPS, Code, Finding, Report, Route
@@ -95,6 +96,22 @@ class _Checks:
         text, fix = texts.verify_finding(code.value, agent=self.agent.name, tool=tool, **facts)
         return Finding(code, self.agent.name, tool, route, text, fix)
 
+    def _out_of_reach(self, route: Route, spec: ToolSpec, undo: str) -> Finding:
+        """QG108: the agent cannot call the undo. When no tool of the catalogue has its name
+        (a misspelt undo), the fix says so and names the closest tool, if one is close."""
+        in_catalogue = undo in self.catalogue
+        finding = self._finding(
+            Code.UNDO_OUT_OF_REACH, spec.name, route, undo=undo,
+            where=texts.verify_undo_missing(in_catalogue),
+        )  # fmt: skip
+        if in_catalogue:
+            return finding
+        closest = closest_tool(undo, (name for name in self.catalogue if name != spec.name))
+        fix = texts.verify_undo_unknown_fix(
+            undo, spec.name, self.agent.name, closest, closest_in_agent=closest in self.tools
+        )
+        return replace(finding, fix=fix)
+
     def _not_confirmed(self, route: Route, spec: ToolSpec) -> Iterator[Finding]:
         if spec.writes and not confirms(spec):
             yield self._finding(Code.WRITE_NOT_CONFIRMED, spec.name, route)
@@ -141,10 +158,7 @@ class _Checks:
             if not spec.writes or spec.undo is None:
                 continue
             if spec.undo.tool not in self.tools:
-                yield self._finding(
-                    Code.UNDO_OUT_OF_REACH, spec.name, route, undo=spec.undo.tool,
-                    where=texts.verify_undo_missing(spec.undo.tool in self.catalogue),
-                )  # fmt: skip
+                yield self._out_of_reach(route, spec, spec.undo.tool)
                 continue
             plan = self.check.plan_undo(row)
             if isinstance(plan, str):
