@@ -172,13 +172,17 @@ def test_operator_undo_command_reads_the_token_from_stdin_or_a_named_variable(
     assert "no write left to undo" in again.stderr
 
 
-def test_resume_command_with_nothing_left_mid_way_prints_nothing(
+def test_resume_command_with_nothing_left_mid_way_says_so(
     desk: tuple[Project, Agent],
 ) -> None:
     project, agent = desk
     _done_run(agent)
     result = CliRunner().invoke(main, ["resume", str(project.yaml)])
-    assert (result.exit_code, result.output) == (0, "")
+    said = f"Nothing to resume: no run of agent {agent.name!r} was left mid-way."
+    assert (result.exit_code, result.output) == (0, said + "\n")
+    from stalwart.texts import nothing_to_resume
+
+    assert said == nothing_to_resume([agent.name])
 
 
 # --- the verifier: what is kept of the token ---

@@ -9,6 +9,7 @@ from ._engine.current import CurrentCall, current_call
 from .agent import Agent, RecordedCall
 from .clock import Clock, FakeClock, SystemClock
 from .errors import (
+    AddressUnavailable,
     Ambiguous,
     AnswerError,
     ArgumentRefused,
@@ -63,6 +64,7 @@ except PackageNotFoundError:  # run from a source tree that was never installed
 __all__ = [
     "Ended",
     "__version__",
+    "AddressUnavailable",
     "Agent",
     "Ambiguous",
     "AnswerError",

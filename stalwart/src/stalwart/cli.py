@@ -7,7 +7,8 @@
   finding (unlike lint), 0 when there is none.
 - `stalwart resume agent.yaml` resumes every run its process left mid-way (a call or an
   undo in flight), in every session of the file's agents, and prints one line per
-  session: `<session>: <state>: <reply or question>`.
+  session: `<session>: <state>: <reply or question>`, or one line saying there was
+  nothing to resume.
 - `stalwart operator-token set agent.yaml` sets (or rotates) the operator token: it
   keeps a verifier of it (a salted scrypt hash) in the file agent.yaml's
   `operator_token:` names, never the token.
@@ -27,7 +28,9 @@
 
 - `stalwart serve agent.yaml` serves the person's pages and the JSON API (the `serve`
   extra; see docs/serving.md), on 127.0.0.1:8000 unless `--host`/`--port` say otherwise,
-  and prints the address it serves.
+  and prints the address and the agent it serves; on stderr it logs each request, how many
+  runs left mid-way it resumed, and, stopped while runs advance, what it waits for. An
+  address it cannot listen on (a port in use) exits 2 with one line on stderr.
 - `stalwart chat agent.yaml --user U` is the same in a terminal: turns typed, questions
   answered with single keys.
 - `stalwart users set USERS_FILE NAME` adds a user of the login form, or changes their
@@ -65,6 +68,7 @@ from stalwart.config import (
     unload_tool_modules,
 )
 from stalwart.errors import (
+    AddressUnavailable,
     AnswerError,
     ConfigError,
     InputRefused,
@@ -90,6 +94,7 @@ EXIT_BAD_TOKEN = 3
 EXIT_NOT_UNDONE = 4
 EXIT_NOT_ENDED = 4  # `operator-end` of a run it cannot end
 EXIT_NO_SESSION = 4  # `usage` of a session the record does not hold for the agent
+EXIT_NO_ADDRESS = 2  # `serve` cannot listen where it was asked to (a port in use)
 
 _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -194,9 +199,13 @@ def _print_report(report: Report, agents: int, as_json: bool) -> None:
 def resume(config: Path, agent_name: str | None) -> None:
     """Resume every run of CONFIG's agents that a stopped process left mid-way."""
     with _agents(config, agent_name) as agents:
+        resumed = 0
         for agent in agents:
             for session, reply in agent.resume_all():
                 click.echo(resumed_line(session, reply.state, reply.text))
+                resumed += 1
+        if not resumed:
+            click.echo(texts.nothing_to_resume([agent.name for agent in agents]))
 
 
 _TOKEN_ENV = click.option(
@@ -394,7 +403,6 @@ def serve(
     """Serve CONFIG's agent: the person's pages, the inbox, the operator, the JSON API."""
     try:
         from stalwart.serve.server import run_server
-        from stalwart.texts.serve import served_at
     except ImportError as missing:
         click.echo(f"stalwart serve needs the serve extra: pip install 'stalwart[serve]' "
                    f"({missing})", err=True)  # fmt: skip
@@ -404,8 +412,13 @@ def serve(
     except ConfigError as error:
         click.echo(str(error), err=True)
         raise SystemExit(EXIT_BAD_CONFIG) from None
-    run_server(agent_config, host=host, port=port, workers=workers, run_threads=run_threads,
-               announce=lambda url: click.echo(served_at(url), nl=True))  # fmt: skip
+    logs.serve_to_stderr()  # a line per request, what it resumed, what a stop waits for
+    try:
+        run_server(agent_config, host=host, port=port, workers=workers,
+                   run_threads=run_threads, announce=click.echo)  # fmt: skip
+    except AddressUnavailable as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_NO_ADDRESS) from None
 
 
 @main.command()

@@ -54,6 +54,7 @@ class ErrorCode(StrEnum):
     RECORD_UNAVAILABLE = "record_unavailable"
     LEASE_LOST = "lease_lost"
     INPUT_REFUSED = "input_refused"
+    ADDRESS_UNAVAILABLE = "address_unavailable"
 
 
 class StalwartError(Exception):
@@ -338,6 +339,13 @@ class CsrfRefused(StalwartError):
     """A form or API call whose anti-forgery token is missing or wrong; nothing changed."""
 
     code = ErrorCode.CSRF_REFUSED
+
+
+class AddressUnavailable(StalwartError, OSError):
+    """`stalwart serve` cannot listen on the address it was given: another program listens
+    on the port, the host is not this machine's, or the port needs privileges."""
+
+    code = ErrorCode.ADDRESS_UNAVAILABLE
 
 
 # The interface's name for the one "not yours" error: no session of that id is the

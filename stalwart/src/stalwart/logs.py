@@ -6,8 +6,9 @@ children; a `NullHandler` on `stalwart` keeps it silent where the application co
 nothing. An application shows the lines with the standard library, e.g.
 `logging.basicConfig(level=logging.INFO)` or a handler on `logging.getLogger("stalwart")`.
 
-The command line (and each worker of `stalwart serve --workers N`) prints WARNING and
-above to stderr, as Python itself would for a library that installed no handler.
+The command line prints WARNING and above to stderr, as Python itself would for a library
+that installed no handler; `stalwart serve` (and each of its workers) also prints the
+interface's INFO lines (`SERVE`: each request, the runs it resumed, what a stop waits for).
 """
 
 from __future__ import annotations
@@ -41,3 +42,25 @@ def warnings_to_stderr() -> None:
     root = logging.getLogger(ROOT)
     if not any(isinstance(handler, StderrHandler) for handler in root.handlers):
         root.addHandler(StderrHandler(logging.WARNING))
+
+
+class _WarningsAndServe(logging.Filter):
+    """WARNING and above of every logger, and the interface's (`SERVE`) INFO lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or (
+            record.name == SERVE or record.name.startswith(SERVE + ".")
+        )
+
+
+def serve_to_stderr() -> None:
+    """`stalwart serve`'s set-up (and each worker's): `warnings_to_stderr`, and the INFO lines
+    of `SERVE` on the same handler, so a server is not silent; once however often called."""
+    warnings_to_stderr()
+    handler = next(h for h in logging.getLogger(ROOT).handlers if isinstance(h, StderrHandler))
+    if not any(isinstance(found, _WarningsAndServe) for found in handler.filters):
+        handler.addFilter(_WarningsAndServe())
+    handler.setLevel(logging.INFO)
+    serve = logging.getLogger(SERVE)
+    if serve.getEffectiveLevel() > logging.INFO:
+        serve.setLevel(logging.INFO)

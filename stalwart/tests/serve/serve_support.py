@@ -8,6 +8,7 @@ import sys
 import time
 import types
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,11 +163,17 @@ def copy_shop(folder: Path) -> Path:
 
 
 class Served:
-    """A `stalwart serve` subprocess, stopped (SIGTERM, then SIGKILL) by `stop`."""
+    """A `stalwart serve` subprocess, stopped (SIGTERM, then SIGKILL) by `stop`.
+
+    Its first line of stdout says the address it serves; what it logs on stderr (a line per
+    request, what it resumed, what a stop waits for) is read as it comes by a thread of its
+    own, so a server that logs much never blocks on a full pipe: `lines` holds it, and
+    `wait_for` waits for a line."""
 
     def __init__(self, yaml: Path, *args: str, env: dict[str, str] | None = None) -> None:
         import os
         import subprocess
+        import threading
 
         self.process = subprocess.Popen(
             [STALWART, "serve", str(yaml), "--port", "0", *args],
@@ -176,18 +183,42 @@ class Served:
             env={**os.environ, **(env or {})},
             cwd=yaml.parent,
         )
+        self.lines: list[str] = []
+        self._said = threading.Condition()
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
         assert self.process.stdout is not None
         self.line = self.process.stdout.readline().strip()
         if not self.line.startswith("stalwart serves "):
             self.stop()
             raise AssertionError(f"serve said {self.line!r}; stderr: {self.stderr()}")
-        self.url = self.line.removeprefix("stalwart serves ").rstrip("/")
+        self.url = self.line.split()[2].rstrip("/")
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            with self._said:
+                self.lines.append(line.rstrip("\n"))
+                self._said.notify_all()
+        with self._said:
+            self._said.notify_all()
+
+    def wait_for(self, wanted: Callable[[str], bool], what: str, timeout: float = 60) -> str:
+        """The first line of stderr `wanted` takes, waiting up to `timeout` s for it."""
+        with self._said:
+            found = self._said.wait_for(
+                lambda: any(wanted(line) for line in self.lines) or not self._reader.is_alive(),
+                timeout,
+            )
+            matched = [line for line in self.lines if wanted(line)]
+        if not found or not matched:
+            raise AssertionError(f"serve never said {what}; stderr: {self.stderr()}")
+        return matched[0]
 
     def stderr(self) -> str:
-        if self.process.poll() is None:
-            return ""
-        assert self.process.stderr is not None
-        return self.process.stderr.read()
+        with self._said:
+            return "\n".join(self.lines)
 
     def stop(self) -> None:
         import subprocess
@@ -199,6 +230,7 @@ class Served:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(10)
+        self._reader.join(10)
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()

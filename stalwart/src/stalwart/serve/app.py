@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import logs
 from ..config import load_agent
 from ..errors import NotSignedIn, StalwartError
+from ..texts import logs as logtexts
 from . import api, pages
 from .service import Service
 from .web import status_of, wants_json
@@ -25,9 +28,16 @@ from .web import status_of, wants_json
 # the options `stalwart serve` was given (see cli.py).
 OPTIONS_ENV = "STALWART_SERVE_OPTIONS"
 
+log = logging.getLogger(logs.SERVE)
 
-def create_app(svc: Service, *, own: bool = True) -> FastAPI:
-    """The app serving `svc`; with `own`, the app starts it and closes it with itself."""
+
+def create_app(
+    svc: Service, *, own: bool = True, now: Callable[[], float] | None = None
+) -> FastAPI:
+    """The app serving `svc`; with `own`, the app starts it and closes it with itself.
+
+    Each request is logged when answered (`texts.logs.REQUEST`: method, path, status and
+    the milliseconds taken, read from `now`, by default the service's clock)."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -45,6 +55,7 @@ def create_app(svc: Service, *, own: bool = True) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.service = svc
+    app.add_middleware(RequestLog, now=now or svc.clock.now)
     app.include_router(api.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "static")), "static")
@@ -68,6 +79,35 @@ def create_app(svc: Service, *, own: bool = True) -> FastAPI:
     return app
 
 
+class RequestLog:
+    """Logs each request once answered: method, path, status, milliseconds (at INFO, on
+    `stalwart.serve`). A stream (the pages' events) is logged when it ends; a request the
+    app failed on is logged with 500 before the error goes on."""
+
+    def __init__(self, app: ASGIApp, now: Callable[[], float]) -> None:
+        self.app = app
+        self.now = now
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        began = self.now()
+        status = 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            taken = (self.now() - began) * 1000
+            log.info(logtexts.REQUEST, scope["method"], scope["path"], status, taken)
+
+
 def _error(
     request: Request, code: str, message: str, status: int, error: StalwartError | None
 ) -> Response:
@@ -85,7 +125,7 @@ def app_from_environment() -> FastAPI:
     """The app of one worker started by `stalwart serve --workers N` (uvicorn's factory)."""
     import json
 
-    logs.warnings_to_stderr()  # a worker process is the CLI's too
+    logs.serve_to_stderr()  # a worker process is the CLI's too
     options: dict[str, Any] = json.loads(os.environ[OPTIONS_ENV])
     config = load_agent(options["config"], options.get("agent"))
     svc = Service(config, run_threads=options.get("run_threads", 64))

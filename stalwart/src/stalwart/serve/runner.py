@@ -41,6 +41,11 @@ class Runner:
         with self._guard:
             return self._busy[session] > 0
 
+    def busy_sessions(self) -> list[str]:
+        """The sessions this process is advancing (or has queued) now, sorted."""
+        with self._guard:
+            return sorted(self._busy)
+
     def submit(self, session: str, work: Callable[[], T]) -> Future[T]:
         with self._guard:
             self._busy[session] += 1

@@ -14,6 +14,7 @@ import secrets
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 from .. import logs
@@ -34,6 +35,7 @@ from ..errors import (
 )
 from ..models import Model
 from ..record import SessionBusy, Store, open_store
+from ..record.schema import CallStatus
 from ..replies import Reply
 from ..texts import serve as texts
 from . import operator
@@ -96,6 +98,7 @@ class Service:
         every = resume_every_secs if resume_every_secs is not None else serve.resume_every_secs
         self._resume_every = every
         self._thread: threading.Thread | None = None
+        self._resumed_once = False
 
     # --- reads ---
 
@@ -245,13 +248,46 @@ class Service:
         )
 
     def resume_left(self) -> list[Future[Reply | None]]:
-        """Hand every run left mid-way that this process is not advancing to a run thread."""
-        started: list[Future[Reply | None]] = []
+        """Hand every run left mid-way that this process is not advancing to a run thread.
+
+        Once they are all taken up, the sessions whose run was resumed are logged
+        (`texts.serve.resumed_at_start`): at start even when there were none, later (the
+        PostgreSQL resumer's rounds) only when there were some."""
+        started: list[tuple[str, Future[Reply | None]]] = []
         for session in self.agent.store.sessions_with_runs_in([s.value for s in INTERRUPTED]):
             if self.runner.busy(session):
                 continue
-            started.append(self.runner.submit(session, self._resume_one(session)))
-        return started
+            started.append((session, self.runner.submit(session, self._resume_one(session))))
+        self._say_resumed(started, at_start=not self._resumed_once)
+        self._resumed_once = True
+        return [future for _, future in started]
+
+    @staticmethod
+    def _say_resumed(started: list[tuple[str, Future[Reply | None]]], *, at_start: bool) -> None:
+        if not started:
+            if at_start:
+                log.info("%s", texts.resumed_at_start([]))
+            return
+        guard = threading.Lock()
+        left = [len(started)]
+        resumed: list[str] = []
+
+        def done(session: str, future: Future[Reply | None]) -> None:
+            taken = (
+                not future.cancelled()
+                and future.exception() is None
+                and future.result() is not None
+            )
+            with guard:
+                if taken:
+                    resumed.append(session)
+                left[0] -= 1
+                last = left[0] == 0
+            if last and (resumed or at_start):
+                log.info("%s", texts.resumed_at_start(sorted(resumed)))
+
+        for session, future in started:
+            future.add_done_callback(partial(done, session))
 
     def _resume_one(self, session: str) -> Callable[[], Reply | None]:
         def work() -> Reply | None:
@@ -291,14 +327,30 @@ class Service:
                 log.exception("the resumer failed; it tries again")
 
     def close(self) -> None:
+        """Stop: the resumer first, then wait for every run this process advances to reach a
+        state the record can be taken up from (a send is never cut), saying what it waits for."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        busy = self.runner.busy_sessions()
+        if busy:
+            log.info("%s", texts.stopping([(session, self._sending(session)) for session in busy]))
         self.runner.shutdown()
+        if busy:
+            log.info("%s", texts.STOPPED)
         if self._resumer is not self.agent:
             self._resumer.close()
         self.agent.close()
         self.operator_log.close()
+
+    def _sending(self, session: str) -> list[str]:
+        """What the session's run is sending now, as the record says (its calls in flight)."""
+        try:
+            found = self.snapshot(session, None)
+        except StalwartError:
+            return []
+        in_flight = CallStatus.IN_FLIGHT.value
+        return [texts.sending(c.tool, c.kind) for c in found.calls if c.status == in_flight]
 
     def summary(self) -> dict[str, Any]:
         return {"agent": self.agent.name, "record": self.config.record}

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
 def resumed_line(session: str, state: str, text: str) -> str:
     """One line of `stalwart resume`: the session, where its run now stands, its text."""
     return f"{session}: {state}: {' '.join(text.split())}"
+
+
+def nothing_to_resume(agents: Sequence[str]) -> str:
+    """`stalwart resume` when no run of the file's agents was left mid-way."""
+    names = ", ".join(repr(agent) for agent in agents)
+    noun = "agent" if len(agents) == 1 else "agents"
+    return f"Nothing to resume: no run of {noun} {names} was left mid-way."
 
 
 # --- usage (stalwart usage) ---

@@ -23,3 +23,5 @@ MODEL_ANSWERED = "session %s run %s: the model %s answered with %d tool call(s)"
 MODEL_FAILED = "session %s run %s: the model %s failed (%s)"
 # The wait before the model is called again: model, error, try number, tries, seconds.
 MODEL_WAIT = "the model %s failed (%s) on try %d of %d; the next try in %g s"
+# A request `stalwart serve` answered: method, path, status, milliseconds taken.
+REQUEST = "%s %s %d %.1f ms"

@@ -102,5 +102,54 @@ def chat_key_unknown(key: str, keys: Sequence[tuple[str, str]]) -> str:
     return f"{key!r} is none of the keys: {chat_keys(keys)}"
 
 
-def served_at(url: str) -> str:
-    return f"stalwart serves {url}"
+# --- stalwart serve: what the server says of itself ---
+
+
+def served_at(url: str, agent: str, *, workers: int = 1) -> str:
+    """The first line `stalwart serve` prints: the address, then what it serves there."""
+    more = f", {workers} workers" if workers > 1 else ""
+    return f"stalwart serves {url} (agent {agent!r}{more})"
+
+
+def _where(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def port_in_use(host: str, port: int) -> str:
+    return (
+        f"stalwart serve cannot listen on {_where(host, port)}: another program listens there "
+        "already; stop it, or choose another --port (0: any free port)."
+    )
+
+
+def cannot_listen(host: str, port: int, reason: str) -> str:
+    """Any other address the system refuses (a host not this machine's, a privileged port)."""
+    return f"stalwart serve cannot listen on {_where(host, port)}: {reason}."
+
+
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
+
+
+def resumed_at_start(sessions: Sequence[str]) -> str:
+    """Said once the runs a stopped server left mid-way are taken up (or that there were none);
+    on PostgreSQL also for each later round that took some up."""
+    if not sessions:
+        return "No run was left mid-way: nothing to resume."
+    return f"Resumed {_runs(len(sessions))} left mid-way: {', '.join(sessions)}."
+
+
+def stopping(waits: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """Stopped (SIGTERM, Ctrl-C) while runs are advancing: the server waits for each to reach
+    a state the record can be taken up from, never cutting a send. Each wait is a session and
+    the tools it is sending now ("undoing X" for an undo), from the record."""
+    shown = [f"{session} ({', '.join(tools)})" if tools else session for session, tools in waits]
+    return f"Stopping: waiting for {_runs(len(waits))} to finish first: {', '.join(shown)}."
+
+
+def sending(tool: str, kind: str) -> str:
+    """What a run is sending now, as `stopping` names it."""
+    return f"undoing {tool}" if kind == "undo" else f"sending {tool}"
+
+
+STOPPED = "Stopped."
