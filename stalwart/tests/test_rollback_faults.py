@@ -31,7 +31,7 @@ def test_an_undo_whose_first_try_got_no_answer_says_it_may_have_taken_effect(
     reply = approve_all(agent, turn(("charge_card", 1), ("stamp_form", 2)), "u")
     assert reply.state == "stuck"
     question = (
-        "Undoing refund_card failed after 4 tries (RuntimeError: refund_card is down). "
+        "Undoing charge_card failed after 4 tries (RuntimeError: refund_card is down). "
         "An earlier try of refund_card got no answer, so it may have taken effect. "
         "1 step(s) still need undoing."
     )
@@ -64,7 +64,7 @@ def test_an_undo_in_flight_when_its_process_stopped_may_have_taken_effect(
     assert "An earlier try of refund_card got no answer, so it may have taken effect." in (
         reply.waiting[0].text
     )
-    assert reply.waiting[0].text.startswith("Undoing refund_card failed after 4 tries")
+    assert reply.waiting[0].text.startswith("Undoing charge_card failed after 4 tries")
 
 
 def test_after_a_stop_during_the_waits_the_undo_tries_made_before_count(
@@ -97,12 +97,12 @@ def test_after_a_stop_during_the_waits_the_undo_tries_made_before_count(
     assert _tries(module, "free_slot") == [1, 2, 3, 4]
     assert later.slept == [2.0, 4.0]
     assert reply.waiting[0].text == (
-        "Undoing free_slot failed after 4 tries (RuntimeError: free_slot is down). "
+        "Undoing book_slot failed after 4 tries (RuntimeError: free_slot is down). "
         "1 step(s) still need undoing."
     )
     # A person's retry gives a new round of four.
     reply = second.answer_current("u", "retry")
-    assert reply.waiting[0].text.startswith("Undoing free_slot failed after 8 tries")
+    assert reply.waiting[0].text.startswith("Undoing book_slot failed after 8 tries")
 
 
 def test_a_stop_with_the_last_try_in_flight_asks_at_once_and_sends_nothing_more(
@@ -120,7 +120,7 @@ def test_a_stop_with_the_last_try_in_flight_asks_at_once_and_sends_nothing_more(
     assert reply is not None and reply.state == "stuck"
     assert _tries(module, "free_slot") == [1, 2, 3, 4]
     assert reply.waiting[0].text == (
-        "Undoing free_slot failed after 4 tries (RuntimeError: free_slot is down). "
+        "Undoing book_slot failed after 4 tries (RuntimeError: free_slot is down). "
         "An earlier try of free_slot got no answer, so it may have taken effect. "
         "1 step(s) still need undoing."
     )

@@ -205,7 +205,7 @@ def test_an_undo_failing_every_try_leaves_the_run_stuck_and_the_rewind_refused(
     assert clock.slept == [1.0, 2.0, 4.0]
     assert reply.state == "stuck"
     assert reply.text == (
-        "This run stopped: water_lawn failed (RuntimeError). Undoing unplant_tree failed "
+        "This run stopped: water_lawn failed (RuntimeError). Undoing plant_tree failed "
         "after 4 tries (RuntimeError: unplant_tree is out of order). "
         "2 step(s) still need undoing."
     )

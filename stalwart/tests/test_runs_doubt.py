@@ -233,7 +233,7 @@ def test_an_undo_failing_every_try_asks_a_person_with_the_chapters_question(
     [waiting] = reply.waiting
     assert waiting.kind == "undo"
     assert waiting.text == (
-        "Undoing free_slot failed after 4 tries (RuntimeError: free_slot is down). "
+        "Undoing book_slot failed after 4 tries (RuntimeError: free_slot is down). "
         "2 step(s) still need undoing."
     )
     assert waiting.answers == ("retry", "done by hand", "abandon")
@@ -256,7 +256,7 @@ def test_retry_sends_the_undo_again_under_its_key_on_the_same_schedule(
     module.PLAN["free_slot"] = ["error"] * 4
     reply = agent.answer_current("u", "retry")
     assert reply.state == "stuck"
-    assert reply.waiting[0].text.startswith("Undoing free_slot failed after 8 tries")
+    assert reply.waiting[0].text.startswith("Undoing book_slot failed after 8 tries")
     assert clock.slept == [1.0, 2.0, 4.0] * 2
     reply = agent.answer_current("u", "retry")
     assert reply.state == "rolled_back"

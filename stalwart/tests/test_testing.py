@@ -194,7 +194,7 @@ def test_an_undo_that_keeps_failing_asks_a_person_after_its_tries_on_the_fake_cl
         reply = agent.confirm("ana", "approve", question=reply.waiting[0])
 
     assert reply.waiting[0].text == (
-        "Undoing return_book failed after 4 tries (RuntimeError: the returns desk is closed). "
+        "Undoing lend_book failed after 4 tries (RuntimeError: the returns desk is closed). "
         "1 step(s) still need undoing."
     )
     assert clock.slept == [1.0, 2.0, 4.0]  # the schedule's ceilings, and no real second

@@ -630,6 +630,7 @@ def _reply(ledger: Ledger, run: RunRow) -> Reply:
             session=ledger.session.session,
             run=run.run_id,
             state=run.state,
+            detail=reply_detail(run),
         )
     return Reply(
         text=run.reply or "",
@@ -638,7 +639,14 @@ def _reply(ledger: Ledger, run: RunRow) -> Reply:
         run=run.run_id,
         state=run.state,
         ended=_ended(run),
+        detail=reply_detail(run),
     )
+
+
+def reply_detail(run: RunRow) -> str | None:
+    """The line under a run's reply: what the tool it stopped at said (`Reply.detail`)."""
+    said = (run.failure or {}).get("tool_said")
+    return said if isinstance(said, str) else None
 
 
 def _ended(run: RunRow) -> Ended | None:

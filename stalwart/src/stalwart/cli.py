@@ -439,7 +439,7 @@ def chat(config: Path, user: str, session: str | None, agent_name: str | None) -
         raise SystemExit(EXIT_BAD_CONFIG) from None
     board = Board(listener=lambda line: click.echo(click.style(f"  … {line}", dim=True)))
     backoff = UNDO_BACKOFF
-    store = ObservedStore(open_store(agent_config.record), board, backoff.tries)
+    store = ObservedStore(open_store(agent_config.record), board, backoff.tries, agent_config.tools)
     with Agent(agent_config, store=store, clock=ProgressClock(SystemClock(), board),
                undo_backoff=backoff) as agent:  # fmt: skip
         chat_loop(agent, user, session, read_line=lambda prompt: input(prompt),

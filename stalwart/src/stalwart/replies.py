@@ -116,3 +116,8 @@ class Reply:
     earlier: tuple[str, ...] = ()
     # Set on a run an operator ended (state "ended_by_operator"): who, when and why.
     ended: Ended | None = None
+    # Shown under `text`, on a line of its own: what the failed tool itself said ("pay_bill
+    # said: insufficient funds"), where the reply's sentence names only its error's class
+    # (chapter 34's sentence stays as printed). Characters that do not show are escaped and
+    # it is cut to `texts.DETAIL_LIMIT`; None when the run did not stop at a tool's error.
+    detail: str | None = None

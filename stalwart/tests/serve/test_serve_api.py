@@ -137,7 +137,7 @@ def stuck(client: TestClient, headers: dict[str, str], desk: Desk) -> tuple[str,
         reply = answer(client, headers, session, reply, "approve")
     assert reply["state"] == "stuck"
     assert reply["waiting"][0]["text"] == (
-        "Undoing unbook_van failed after 4 tries (RuntimeError: the van service is down). "
+        "Undoing book_van failed after 4 tries (RuntimeError: the van service is down). "
         "1 step(s) still need undoing."
     )
     return session, reply

@@ -144,7 +144,7 @@ def test_a_stuck_undo_answered(
     click_answer(page, "approve")
     click_answer(page, "approve")
     expect(page.locator("#question .asked")).to_have_text(
-        "Undoing unbook_van failed after 4 tries (RuntimeError: the van service is down). "
+        "Undoing book_van failed after 4 tries (RuntimeError: the van service is down). "
         "1 step(s) still need undoing."
     )
     expect(page.locator("#question button")).to_have_text(["retry", "done by hand", "abandon"])

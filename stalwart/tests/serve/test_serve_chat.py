@@ -32,7 +32,7 @@ def test_chat_in_a_terminal_answers_with_single_keys(tmp_path: Path) -> None:
         chat.send("q")  # not a key of this question: said so, and asked again
         chat.expect("'q' is none of the keys")
         chat.send("a")
-        chat.expect("running charge_card(amount=40.0, order=4411)")  # as recorded
+        chat.expect("running charge_card(order=4411, amount=40.0)")  # as its question writes it
         chat.expect("Run update_crm(order=4411)?")
         chat.send("a")
         chat.expect("Run provision_account(order=4411)?")

@@ -85,11 +85,11 @@ def test_an_undos_backoff_is_told_try_by_try(client: TestClient, desk: Desk,
     assert reply["state"] == "rolled_back"
     undo_lines = [line for line in lines if line.startswith("undoing")]
     assert undo_lines == [
-        "undoing unbook_van: try 1 of 4",
-        "undoing unbook_van: try 2 of 4, next in 1 s",
-        "undoing unbook_van: try 2 of 4",
-        "undoing unbook_van: try 3 of 4, next in 2 s",
-        "undoing unbook_van: try 3 of 4",
+        "undoing book_van (by unbook_van): try 1 of 4",
+        "undoing book_van (by unbook_van): try 2 of 4, next in 1 s",
+        "undoing book_van (by unbook_van): try 2 of 4",
+        "undoing book_van (by unbook_van): try 3 of 4, next in 2 s",
+        "undoing book_van (by unbook_van): try 3 of 4",
     ]
     assert "running provision_account(order=9)" in lines
 

@@ -24,6 +24,7 @@ from .context import RunContext
 from .current import sending
 from .doubt import in_doubt
 from .keys import undo_key
+from .labels import as_shown, step_label, step_labels, undo_labels
 from .retry import render_error, send_undo
 
 log = logging.getLogger(logs.RUN)
@@ -70,7 +71,8 @@ def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | Lef
                 # This worker's agent.yaml lacks the undo, which another agent of the
                 # project has (a deploy in progress): the run is left rolling back for a
                 # worker that has it.
-                return Left(texts.undo_left_for_another_worker(write.tool, tool))
+                write_label = _write_label(context, run, write)
+                return Left(texts.undo_left_for_another_worker(write_label, tool))
             # No agent of the project has it (a misspelt name): no worker ever will, so
             # the rollback stops here, as for an undo that fails, and a person is asked.
             return _undo_missing(ledger, context, run, write, undo, tool)
@@ -126,7 +128,8 @@ def _plan_undo(
         return _not_sent(ledger, context, run, write, declared, plan, verdict.text)
     key = undo_key(write.key or write.call_id, plan.tool, plan.args)
     undo = ledger.put_call(undo_row(ledger, run, write, plan, key, "in_flight", verdict.text))
-    ledger.add_message("assistant", texts.memory_call(plan.tool, plan.args), run.run_id)
+    shown = as_shown(context.tools, plan.tool, plan.args)  # as the undo will receive them
+    ledger.add_message("assistant", texts.memory_call(plan.tool, shown), run.run_id)
     return undo
 
 
@@ -143,8 +146,10 @@ def _not_sent(
     rollback stops at it with its own question."""
     undo = _record_undo_refused(ledger, run, write, declared, plan, why)
     remaining = len(writes_to_undo(ledger, context, run))
-    text = texts.undo_not_sent_question(write.tool, undo.tool, why, remaining)
-    return _stuck_at(run, write, undo, text, {"undo_refused": why})
+    text = texts.undo_not_sent_question(
+        _write_label(context, run, write), undo.tool, why, remaining
+    )
+    return _stuck_at(ledger, context, run, write, undo, text, {"undo_refused": why})
 
 
 def _undo_missing(
@@ -167,13 +172,13 @@ def _undo_missing(
         undo = ledger.put_call(replace_row(undo, doubted=True))
     remaining = len(writes_to_undo(ledger, context, run))
     text = texts.undo_missing_question(
-        write.tool,
+        _write_label(context, run, write),
         tool,
         remaining,
         closest=closest_tool(tool, (name for name in context.tools if name != write.tool)),
         maybe_done=undo.doubted,
     )
-    return _stuck_at(run, write, undo, text, {"undo_missing": tool})
+    return _stuck_at(ledger, context, run, write, undo, text, {"undo_missing": tool})
 
 
 def _send_undo(
@@ -240,11 +245,34 @@ def _stuck(
     """An undo that failed on every try of its round: the rollback stops, a person is asked."""
     undo = ledger.put_call(finish(ledger, undo, CallStatus.FAILED, error=error))
     remaining = len(writes_to_undo(ledger, context, run))
-    text = texts.undo_question(undo.tool, undo.tries, error, remaining, maybe_done=undo.doubted)
-    return _stuck_at(run, write, undo, text, {"undo_error": error, "tries": undo.tries})
+    doubted = undo_labels(context.tools, ledger.run_calls(run.run_id))[undo.call_id]
+    text = texts.undo_question(
+        _write_label(context, run, write),
+        undo.tries,
+        error,
+        remaining,
+        maybe_done=doubted if undo.doubted else None,
+    )
+    return _stuck_at(
+        ledger, context, run, write, undo, text, {"undo_error": error, "tries": undo.tries}
+    )
 
 
-def _stuck_at(run: RunRow, write: CallRow, undo: CallRow, text: str, why: dict[str, Any]) -> Stuck:
+def _write_label(context: RunContext, run: RunRow, write: CallRow) -> str:
+    """How the questions and replies name a write: apart from the run's other calls of its
+    tool (`labels.step_labels`)."""
+    return step_label(run, step_labels(context.tools, run), write.step, write.tool)
+
+
+def _stuck_at(
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    write: CallRow,
+    undo: CallRow,
+    text: str,
+    why: dict[str, Any],
+) -> Stuck:
     """The rollback stopped at `undo`: the person is asked `text`, and the run's failure
     says which undo and `why`."""
     waiting = Waiting(
@@ -260,7 +288,9 @@ def _stuck_at(run: RunRow, write: CallRow, undo: CallRow, text: str, why: dict[s
     failure = dict(run.failure or {})
     failure.update({"undo": undo.tool, **why})
     return Stuck(
-        failure=failure, reply=texts.stuck_reply(_cause(run), text), question=waiting.to_record()
+        failure=failure,
+        reply=texts.stuck_reply(_cause(ledger, context, run), text),
+        question=waiting.to_record(),
     )
 
 
@@ -286,23 +316,25 @@ def rewind_run(ledger: Ledger, run: RunRow, reply: str) -> None:
 # --- the reply of a stopped run ---
 
 
-def _cause(run: RunRow) -> str:
+def _cause(ledger: Ledger, context: RunContext, run: RunRow) -> str:
     failure = run.failure or {}
     ended = failure.get("ended")
     if ended is not None:
         # Ended by an operator: why it was failing before, if it was, then the ending.
         before = {key: value for key, value in failure.items() if key != "ended"}
-        earlier = _cause(replace_row(run, failure=before)) if "cause" in before else None
+        earlier = (
+            _cause(ledger, context, replace_row(run, failure=before)) if "cause" in before else None
+        )
         return texts.operator_ended_because(ended.get("by"), ended["reason"], earlier)
     cause = failure.get("cause")
     if cause == "cancelled":
-        return texts.cancelled_because(failure["tool"])
+        return texts.cancelled_because(failed_label(ledger, context, run))
     if cause == "unrecordable":
-        return texts.unrecordable_because(failure["tool"], failure["detail"])
+        return texts.unrecordable_because(failed_label(ledger, context, run), failure["detail"])
     if cause == "refused":
-        return texts.refused_because(failure["tool"], failure["reason"])
+        return texts.refused_because(failed_label(ledger, context, run), failure["reason"])
     if cause == "did_not_happen":
-        return texts.did_not_happen_because(failure["tool"])
+        return texts.did_not_happen_because(failed_label(ledger, context, run))
     if cause == "operator":
         return texts.operator_because()
     if cause == "model":
@@ -313,7 +345,24 @@ def _cause(run: RunRow) -> str:
         return texts.model_cap_because(
             failure["model"], failure["calls"], failure.get("not_run", ())
         )
-    return texts.failed_because(failure.get("tool", "?"), failure.get("error", "?"))
+    tool = failed_label(ledger, context, run) if "tool" in failure else "?"
+    return texts.failed_because(tool, failure.get("error", "?"))
+
+
+def failed_label(ledger: Ledger, context: RunContext, run: RunRow) -> str:
+    """How the reply names the step the run failed at (`failure["tool"]`): a cancelled
+    step waited at the cursor; any other is the run's latest call of that tool."""
+    tool = str((run.failure or {}).get("tool"))
+    return step_label(run, step_labels(context.tools, run), _failed_step(ledger, run, tool), tool)
+
+
+def _failed_step(ledger: Ledger, run: RunRow, tool: str) -> int | None:
+    if (run.failure or {}).get("cause") == "cancelled":
+        return run.cursor + 1
+    for call in sorted(ledger.run_calls(run.run_id), key=lambda c: c.seq, reverse=True):
+        if call.kind in ("read", "write") and call.tool == tool:
+            return call.step
+    return None
 
 
 def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
@@ -331,23 +380,32 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
     abandoned: list[str] = []
     maybe_done: list[str] = []
     left: list[str] = []  # an operator ended the run: still to be undone by hand
-    in_doubt = [c.tool for c in calls if c.kind == "write" and c.status == CallStatus.IN_DOUBT]
+    # Each write named apart from the run's other calls of its tool, each undo from its
+    # other undos of the same tool (a tool called once is named alone, as the chapter does).
+    steps = step_labels(context.tools, run)
+    undos = undo_labels(context.tools, calls)
+
+    def named(call: CallRow) -> str:
+        return step_label(run, steps, call.step, call.tool)
+
+    in_doubt = [named(c) for c in calls if c.kind == "write" and c.status == CallStatus.IN_DOUBT]
     writes = [c for c in calls if c.kind == "write" and c.status in TOOK_EFFECT]
     for write in sorted(writes, key=lambda c: c.seq, reverse=True):
         if write.undone_by is not None:
             undo = by_id[write.undone_by]
-            undone.append((write.tool, None if undo.status == CallStatus.BY_HAND else undo.tool))
+            undone.append((named(write), None if undo.status == CallStatus.BY_HAND else undo.tool))
         elif write.call_id in refused_undo:
-            not_undone.append((write.tool, refused_undo[write.call_id].error or ""))
+            not_undone.append((named(write), refused_undo[write.call_id].error or ""))
         elif write.call_id in pending:
-            (left if ended is not None else abandoned).append(write.tool)
+            (left if ended is not None else abandoned).append(named(write))
             tried = by_id.get(undo_id(write))
             if tried is not None and tried.doubted:
-                maybe_done.append(tried.tool)
+                maybe_done.append(undos.get(tried.call_id, tried.tool))
         else:
-            not_undoable.append(write.tool)
+            not_undoable.append(named(write))
+    not_run = ended.get("not_run") if ended is not None else None
     return texts.stopped_reply(
-        _cause(run),
+        _cause(ledger, context, run),
         undone,
         not_undoable,
         not_undone,
@@ -355,5 +413,5 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
         maybe_done,
         left=left,
         in_doubt=in_doubt,
-        not_run=ended.get("not_run") if ended is not None else None,
+        not_run=step_label(run, steps, run.cursor + 1, not_run) if not_run else None,
     )

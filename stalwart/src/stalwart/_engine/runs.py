@@ -39,6 +39,7 @@ from .context import RunContext
 from .current import sending
 from .doubt import in_doubt
 from .keys import idempotency_key
+from .labels import step_label, step_labels
 from .retry import AfterFailure, after_call_failure, error_message, render_error
 from .rollback import Left, rewind_run, stopped_reply, undo_writes
 
@@ -204,7 +205,7 @@ def advance(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
             if model_loop.is_model_run(ledger, run):
                 run = _ask_model(ledger, context, run)
                 continue
-            reply = texts.done_reply(_outcomes(ledger, run))
+            reply = texts.done_reply(_outcomes(ledger, context, run))
             ledger.add_message("assistant", reply, run.run_id)
             run = move(ledger, run, Event.FINISHED, reply=reply)
             break
@@ -385,6 +386,12 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
                 return ask_outcome(ledger, run, call, stopped=False)
             ledger.put_call(finish(ledger, call, CallStatus.FAILED, error=render_error(error)))
             failure = {"cause": "failed", "tool": call.tool, "error": type(error).__name__}
+            # What the tool said, for the line under the reply (whose sentence names the
+            # error's class only), with the call named as the reply names it.
+            label = step_label(run, step_labels(context.tools, run), call.step, call.tool)
+            said = texts.tool_said(label, error_message(error))
+            if said is not None:
+                failure["tool_said"] = said
             return move(ledger, run, Event.STEP_FAILED, failure=failure)
         try:
             recorded = as_recorded(result)
@@ -463,9 +470,11 @@ def _memory_call(context: RunContext, tool: str, args: Mapping[str, Any]) -> str
     return texts.memory_call(tool, typed_args(spec, args) if spec is not None else args)
 
 
-def _outcomes(ledger: Ledger, run: RunRow) -> list[tuple[str, Any, str]]:
+def _outcomes(ledger: Ledger, context: RunContext, run: RunRow) -> list[tuple[str, Any, str]]:
+    """Each step's outcome, its call named apart from the run's other calls of its tool."""
+    labels = step_labels(context.tools, run)
     return [
-        (call.tool, call.result, call.status)
+        (step_label(run, labels, call.step, call.tool), call.result, call.status)
         for call in ledger.run_calls(run.run_id)
         if call.kind in ("read", "write")
     ]

@@ -18,6 +18,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from .. import texts as run_texts
+from .._engine.labels import shown_args, shown_call
 from ..errors import NotSignedIn
 from ..replies import Reply
 from ..texts import serve as texts
@@ -39,7 +40,6 @@ from .web import (
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 templates.env.globals.update(
-    call_text=run_texts.call_text,
     brief=run_texts.brief,
     visible=run_texts.visible,
     source_shown=run_texts.source_shown,
@@ -59,6 +59,7 @@ def page(request: Request, name: str, status: int = 200, **context: Any) -> HTML
     user = user_of(request)
     base = {
         "agent": service(request).agent.name,
+        "shown_call": _shown_call(request),
         "user": user,
         "csrf": csrf_token(request, user) if user else "",
         "notice": None,
@@ -73,14 +74,22 @@ def render(request: Request, name: str, **context: Any) -> str:
 def panel_context(request: Request, snap: Snapshot, csrf: str) -> dict[str, Any]:
     svc = service(request)
     question = snap.question
-    shown = [(k, run_texts.shown_value(v)) for k, v in question.args.items()] if question else []
+    # The call asked about, written as its question writes it: the tool's order, its values.
+    shown = shown_args(svc.agent.tools, question.tool, question.args) if question else []
     return {
         "snap": snap,
         "csrf": csrf,
         "progress": svc.progress(snap.session),
         "busy": svc.busy(snap.session),
         "shown_args": shown,
+        "shown_call": _shown_call(request),
     }
+
+
+def _shown_call(request: Request) -> Callable[[str, dict[str, Any]], str]:
+    """A recorded call as every page writes it (`labels.shown_call`, the agent's catalogue)."""
+    tools = service(request).agent.tools
+    return lambda tool, args: shown_call(tools, tool, args)
 
 
 def _after_post(request: Request, where: str) -> Response:

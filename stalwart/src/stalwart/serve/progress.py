@@ -2,10 +2,12 @@
 
 The run records every send in flight before it sends it (chapter 34), so the commits
 themselves say what is happening: `ObservedStore` wraps the agent's store and, on each
-commit, turns a call or an undo in flight into a line ("running charge_card(...)",
-"undoing refund_card: try 2 of 4"). `ProgressClock` wraps the agent's clock: an undo's
-backoff wait happens under the session's lock, in the thread that holds it, so the wait
-is told as "undoing refund_card: try 3 of 4, next in 2 s".
+commit, turns a call or an undo in flight into a line ("running charge_card(order=4411,
+amount=40.0)", the call written as its question writes it; "undoing charge_card (by
+refund_card): try 2 of 4", the write named as the stuck question names it). `ProgressClock`
+wraps the agent's clock: an undo's backoff wait happens under the session's lock, in the
+thread that holds it, so the wait is told as "undoing charge_card (by refund_card): try 3
+of 4, next in 2 s".
 
 `Board` keeps those lines (this process's runs only) and a version that moves on every
 change; the pages' event streams wait on it, and poll the record as well so a run that
@@ -17,15 +19,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 
+from .._engine.labels import shown_call, step_label, step_labels
 from ..clock import Clock
 from ..record import Changes, SessionRecord, Store
 from ..record.lease import Lease
-from ..record.schema import MODEL_KIND, CallStatus
-from ..texts import call_text
+from ..record.schema import MODEL_KIND, CallRow, CallStatus
 from ..texts import serve as texts
+from ..tools import ToolSpec
 
 
 class Board:
@@ -35,7 +38,8 @@ class Board:
         self.listener = listener  # told each new line (the terminal prints it)
         self._guard = threading.Lock()
         self._lines: dict[str, str] = {}
-        self._undo: dict[str, tuple[str, int, int]] = {}  # session -> (undo, try, tries)
+        # session -> (the write being undone, its undo, try, tries)
+        self._undo: dict[str, tuple[str, str, int, int]] = {}
         self.version = 0
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
 
@@ -54,17 +58,18 @@ class Board:
             self.listener(line)
         self.changed()
 
-    def undoing(self, session: str, tool: str, try_number: int, tries: int) -> None:
+    def undoing(self, session: str, write: str, undo: str, try_number: int, tries: int) -> None:
         with self._guard:
-            self._undo[session] = (tool, try_number, tries)
-        self.set_line(session, texts.progress_undo(tool, try_number, tries))
+            self._undo[session] = (write, undo, try_number, tries)
+        self.set_line(session, texts.progress_undo(write, undo, try_number, tries))
 
     def waiting(self, session: str, seconds: float) -> None:
         with self._guard:
-            undo = self._undo.get(session)
-        if undo is not None:
-            tool, try_number, tries = undo
-            self.set_line(session, texts.progress_undo_wait(tool, try_number + 1, tries, seconds))
+            undoing = self._undo.get(session)
+        if undoing is not None:
+            write, undo, try_number, tries = undoing
+            line = texts.progress_undo_wait(write, undo, try_number + 1, tries, seconds)
+            self.set_line(session, line)
 
     def changed(self) -> None:
         with self._guard:
@@ -101,12 +106,20 @@ def _current_session() -> str | None:
 
 
 class ObservedStore:
-    """A `Store` that tells the board what each commit of a run puts in flight."""
+    """A `Store` that tells the board what each commit of a run puts in flight; `tools`,
+    the agent's catalogue, writes each call as its question does."""
 
-    def __init__(self, inner: Store, board: Board, undo_tries: int) -> None:
+    def __init__(
+        self,
+        inner: Store,
+        board: Board,
+        undo_tries: int,
+        tools: Mapping[str, ToolSpec] | None = None,
+    ) -> None:
         self.inner = inner
         self.board = board
         self.undo_tries = undo_tries
+        self.tools: Mapping[str, ToolSpec] = tools or {}
 
     @property
     def commits(self) -> int:
@@ -125,14 +138,27 @@ class ObservedStore:
             if call.status != CallStatus.IN_FLIGHT:
                 continue
             if call.kind == "undo":
-                self.board.undoing(call.session, call.tool, call.tries, self.undo_tries)
+                write = self._undone(call)
+                self.board.undoing(call.session, write, call.tool, call.tries, self.undo_tries)
             elif call.kind == MODEL_KIND:
                 self.board.set_line(call.session, texts.progress_model(call.tool))
             else:
-                shown = call_text(call.tool, call.args)
+                shown = shown_call(self.tools, call.tool, call.args)
                 self.board.set_line(call.session, texts.progress_call(call.tool, shown, call.tries))
         if changes.runs and not changes.calls:
             self.board.changed()
+
+    def _undone(self, undo: CallRow) -> str:
+        """The write `undo` undoes, named as its run's stuck question would name it (read
+        from the record, once per try of an undo); the undo's own name if it is not found."""
+        record = self.inner.load(undo.session)
+        if record is None:
+            return undo.tool
+        write = next((c for c in record.calls if c.call_id == undo.undoes), None)
+        run = next((r for r in record.runs if r.run_id == undo.run_id), None)
+        if write is None or run is None:
+            return undo.tool
+        return step_label(run, step_labels(self.tools, run), write.step, write.tool)
 
     @contextmanager
     def lock(

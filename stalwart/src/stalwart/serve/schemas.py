@@ -81,6 +81,10 @@ class ReplyOut(BaseModel):
     run: str | None
     waiting: list[QuestionOut]
     ended: EndedOut | None = None
+    detail: str | None = Field(
+        default=None,
+        description="Under the text: what the tool the run stopped at said (its own message)",
+    )
 
     @classmethod
     def of(cls, reply: Reply) -> ReplyOut:
@@ -92,6 +96,7 @@ class ReplyOut(BaseModel):
             run=reply.run,
             waiting=[QuestionOut.of(w) for w in reply.waiting],
             ended=None if ended is None else EndedOut(**vars(ended)),
+            detail=reply.detail,
         )
 
 
@@ -116,6 +121,9 @@ class TurnOut(BaseModel):
     turn: str
     reply: str | None
     state: str
+    detail: str | None = Field(
+        default=None, description="Under the reply: what the tool the run stopped at said"
+    )
 
 
 class SessionOut(BaseModel):

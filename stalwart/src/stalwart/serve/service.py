@@ -76,7 +76,9 @@ class Service:
         self.poll_secs = poll_secs
         backoff = undo_backoff or UNDO_BACKOFF
         self.clock = ProgressClock(clock or SystemClock(), self.board)
-        observed = ObservedStore(store or open_store(config.record), self.board, backoff.tries)
+        observed = ObservedStore(
+            store or open_store(config.record), self.board, backoff.tries, config.tools
+        )
         self.agent = Agent(
             config, store=observed, clock=self.clock, undo_backoff=backoff, model=model
         )
@@ -241,7 +243,10 @@ class Service:
         from ..record.postgres import PostgresStore
 
         store = ObservedStore(
-            PostgresStore(location, lock_wait_secs=RESUME_LOCK_WAIT_SECS), self.board, backoff.tries
+            PostgresStore(location, lock_wait_secs=RESUME_LOCK_WAIT_SECS),
+            self.board,
+            backoff.tries,
+            self.config.tools,
         )
         return Agent(
             self.config, store=store, clock=self.clock, undo_backoff=backoff, model=self.agent.model

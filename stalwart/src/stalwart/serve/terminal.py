@@ -99,7 +99,7 @@ def _answer_all(
 ) -> Reply:
     while reply.waiting:
         waiting = reply.waiting[0]
-        write(reply.text)
+        _show(reply, write)
         keys = keys_for(waiting)
         write(texts.chat_keys(keys))
         chosen = dict(keys)
@@ -120,5 +120,12 @@ def _answer_all(
             if now is None:
                 raise
             reply = now
-    write(reply.text)
+    _show(reply, write)
     return reply
+
+
+def _show(reply: Reply, write: Callable[[str], None]) -> None:
+    """The reply, and under it what the tool it stopped at said, if anything."""
+    write(reply.text)
+    if reply.detail:
+        write(reply.detail)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._engine.runs import ASKING, State
-from ..agent import Agent, RecordedCall, recorded_calls
+from ..agent import Agent, RecordedCall, recorded_calls, reply_detail
 from ..errors import SessionNotFound
 from ..record.memory import Message, read_next
 from ..replies import Waiting
@@ -24,6 +24,7 @@ class Turn:
     turn: str
     reply: str | None
     state: str
+    detail: str | None = None  # under the reply: what the tool it stopped at said
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,9 @@ def snapshot(agent: Agent, session: str, user: str | None) -> Snapshot:
         return Snapshot(session=session, user=user, recorded=False)
     if user is not None and record.session.user != user:
         raise SessionNotFound(texts.session_not_found(session))
-    turns = [Turn(run.number, run.turn, run.reply, run.state) for run in record.runs]
+    turns = [
+        Turn(run.number, run.turn, run.reply, run.state, reply_detail(run)) for run in record.runs
+    ]
     latest = record.runs[-1] if record.runs else None
     question = None
     text = ""

@@ -44,12 +44,23 @@ def call_text(tool: str, args: Mapping[str, Any]) -> str:
     40.0; a Decimal keeps the digits it was written with (40.00). Characters that do not
     show as themselves are shown escaped (`visible`).
     """
-    shown = ", ".join(f"{visible(name)}={_value_shown(value)}" for name, value in args.items())
+    shown = ", ".join(f"{name}={value}" for name, value in shown_args(args))
     return f"{visible(tool)}({shown})"
 
 
+def shown_args(args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A call's arguments as `call_text` shows them, (name, value) in the order given: the
+    one rendering of a call, also in the interface's argument tables.
+
+    Give them in the order of the tool's parameters, typed as it declares them (as
+    `ToolSpec.typed` gives them back from the record), so a call reads the same in its
+    question, the table under it, a progress line, the record and a reply.
+    """
+    return [(visible(name), _value_shown(value)) for name, value in args.items()]
+
+
 def shown_value(value: Any) -> str:
-    """One argument's value as `call_text` shows it (the interface's argument tables)."""
+    """One argument's value as `call_text` shows it."""
     return _value_shown(value)
 
 
@@ -125,17 +136,20 @@ def outcome_question(tool: str, *, stopped: bool) -> str:
 
 
 def undo_question(
-    undo_tool: str, tries: int, error: str, remaining: int, *, maybe_done: bool = False
+    write: str, tries: int, error: str, remaining: int, *, maybe_done: str | None = None
 ) -> str:
-    """The question of a stuck run; `error` as `retry.render_error` renders it.
+    """The question of a stuck run (chapter 34, "An undo that fails"); `error` as
+    `retry.render_error` renders it.
 
-    `maybe_done`: an earlier try got no answer (it failed in doubt, or was being sent when
-    the run stopped), so the undo may have taken effect already; a person who undoes the
-    write by hand must look first.
+    `write` is the write being undone, as "Undoing <write> was not sent" names it too (the
+    chapter's "undoing the writes below it"); the undo sent for it, whose tries are counted,
+    is the question's call. `maybe_done` names that undo when an earlier try of it got no
+    answer (it failed in doubt, or was being sent when the run stopped), so it may have
+    taken effect already; a person who undoes the write by hand must look first.
     """
-    doubt = f" {undo_maybe_done(undo_tool)}" if maybe_done else ""
+    doubt = f" {undo_maybe_done(maybe_done)}" if maybe_done else ""
     return (
-        f"Undoing {undo_tool} failed after {tries} tries ({error}).{doubt} "
+        f"Undoing {write} failed after {tries} tries ({error}).{doubt} "
         f"{remaining} step(s) still need undoing."
     )
 

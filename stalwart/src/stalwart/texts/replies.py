@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .._engine.keys import canonical_json
-from .questions import undo_maybe_done, visible
+from .questions import call_text, shown_args, undo_maybe_done, visible
+
+_K = TypeVar("_K", bound=Hashable)
 
 # --- a run that ends well ---
 
@@ -45,6 +47,67 @@ def unread_reply(clause: str | None, reason: str | None) -> str:
     said = f'I could not read "{visible(clause)}"' if clause else "I could not read this turn"
     because = f" ({visible(reason)})" if reason else ""
     return f"{said}{because}, so nothing ran."
+
+
+# --- which call a reply means ---
+
+
+def call_labels(calls: Sequence[tuple[_K, str, Mapping[str, Any], int]]) -> dict[_K, str]:
+    """How a reply names each call of a run: (key, tool, args, step) -> key: name.
+
+    A tool called once in the run is named alone, as the chapter prints it. Calls of one
+    tool are named with the arguments that tell them apart: in the order given (the tool's
+    parameters), an argument is named for all of them when its value parts calls the ones
+    before it left alike (`pay_bill(bill=8)`, `pay_bill(bill=9)`). Calls that no argument
+    tells apart are named with their step too (`pay_bill(bill=7) at step 2`). The args are
+    given typed, in the tool's order, as `call_text` shows them.
+    """
+    by_tool: dict[str, list[tuple[_K, Mapping[str, Any], int]]] = {}
+    for key, tool, args, step in calls:
+        by_tool.setdefault(tool, []).append((key, args, step))
+    labels: dict[_K, str] = {}
+    for tool, group in by_tool.items():
+        if len(group) == 1:
+            labels[group[0][0]] = tool
+            continue
+        shown = [dict(shown_args(args)) for _, args, _ in group]
+        names = list(dict.fromkeys(name for each in shown for name in each))
+        kept: list[str] = []
+        parts = 1  # before any argument is named, the calls are all alike
+        for name in names:
+            tried = len({tuple(each.get(n) for n in [*kept, name]) for each in shown})
+            if tried > parts:
+                kept.append(name)
+                parts = tried
+        named = [
+            call_text(tool, {name: args[name] for name in _order(args, kept)}) if kept else tool
+            for _, args, _ in group
+        ]
+        for (key, _, step), label in zip(group, named, strict=True):
+            labels[key] = label if named.count(label) == 1 else f"{label} at step {step}"
+    return labels
+
+
+def _order(args: Mapping[str, Any], kept: Sequence[str]) -> list[str]:
+    """The kept names a call has, in its own order (the tool's parameters)."""
+    names = set(kept)
+    return [name for name in args if visible(name) in names]
+
+
+# What a tool said when it failed, under the reply (the reply's sentence names its error's
+# class only): at most this many characters.
+DETAIL_LIMIT = 300
+
+
+def tool_said(tool: str, message: str) -> str | None:
+    """The line under a stopped run's reply: the failed tool's own message, on one line,
+    with the characters that do not show escaped, and cut to `DETAIL_LIMIT`; None when
+    it said nothing."""
+    said = " ".join(message.split())
+    if not said:
+        return None
+    text = f"{tool} said: {visible(said)}"
+    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 1] + "…"
 
 
 # --- a run that stopped (chapter 34, "The failed order") ---

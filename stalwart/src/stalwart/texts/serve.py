@@ -61,13 +61,15 @@ def progress_call(tool: str, shown_call: str, try_number: int) -> str:
     return f"running {tool}: try {try_number} of {CALL_TRIES}"
 
 
-def progress_undo(tool: str, try_number: int, tries: int) -> str:
-    return f"undoing {tool}: try {try_number} of {tries}"
+def progress_undo(write: str, undo: str, try_number: int, tries: int) -> str:
+    """An undo being sent: the write it undoes named first, as the stuck question names it
+    ("Undoing <write> failed after ..."), and the undo as a stopped run's reply gives it."""
+    return f"undoing {write} (by {undo}): try {try_number} of {tries}"
 
 
-def progress_undo_wait(tool: str, next_try: int, tries: int, seconds: float) -> str:
-    """An undo's backoff wait: undoing detach_disk: try 2 of 4, next in 4 s."""
-    return f"undoing {tool}: try {next_try} of {tries}, next in {seconds:g} s"
+def progress_undo_wait(write: str, undo: str, next_try: int, tries: int, seconds: float) -> str:
+    """An undo's backoff wait: undoing attach_disk (by detach_disk): try 2 of 4, next in 4 s."""
+    return f"undoing {write} (by {undo}): try {next_try} of {tries}, next in {seconds:g} s"
 
 
 def progress_model(model: str) -> str:

@@ -1,0 +1,60 @@
+"""Which call a reply means: each call shown one way (the tool's order, its typed values),
+and named apart from the run's other calls of the same tool (`texts.call_labels`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .. import texts
+from ..record.schema import CallRow, RunRow
+from ..tools import ToolSpec
+
+
+def as_shown(tools: Mapping[str, ToolSpec], tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's arguments as a person reads them wherever it is shown: typed back from the
+    record and in the order of the tool's parameters (`ToolSpec.typed`); as recorded for a
+    tool this catalogue lacks."""
+    spec = tools.get(tool)
+    return spec.typed(args) if spec is not None else dict(args)
+
+
+def shown_call(tools: Mapping[str, ToolSpec], tool: str, args: Mapping[str, Any]) -> str:
+    """The one rendering of a call: `pay_bill(bill=7, amount=30.00)`."""
+    return texts.call_text(tool, as_shown(tools, tool, args))
+
+
+def shown_args(
+    tools: Mapping[str, ToolSpec], tool: str, args: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """A call's arguments as `shown_call` shows them: (name, value), for a table."""
+    return texts.shown_args(as_shown(tools, tool, args))
+
+
+def step_labels(tools: Mapping[str, ToolSpec], run: RunRow) -> dict[int, str]:
+    """Step number -> how a reply names that step's call: its tool alone, or, where the run
+    has more than one call of the tool, with the arguments that tell them apart."""
+    return texts.call_labels(
+        [
+            (number, step["tool"], as_shown(tools, step["tool"], step["args"]), number)
+            for number, step in enumerate(run.steps, 1)
+        ]
+    )
+
+
+def undo_labels(tools: Mapping[str, ToolSpec], calls: Iterable[CallRow]) -> dict[str, str]:
+    """Undo call id -> how a reply names that undo, apart from the run's other undos."""
+    return texts.call_labels(
+        [
+            (call.call_id, call.tool, as_shown(tools, call.tool, call.args), call.step)
+            for call in calls
+            if call.kind == "undo"
+        ]
+    )
+
+
+def step_label(run: RunRow, labels: Mapping[int, str], step: int | None, tool: str) -> str:
+    """The label of the run's step `step` when it is a call of `tool`; else `tool` alone."""
+    if step is None or not 0 < step <= len(run.steps) or run.steps[step - 1]["tool"] != tool:
+        return tool
+    return labels.get(step, tool)
