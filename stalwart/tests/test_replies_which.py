@@ -28,6 +28,7 @@ from stalwart import tool
 
 CALLS = []
 FAIL = {}  # bill -> the message pay_bill raises for it
+LOST = set()  # bills whose payment gets no answer (in doubt)
 UNDO_FAILS = [0]
 
 
@@ -37,6 +38,8 @@ def pay_bill(bill: int, amount: Decimal) -> dict:
     CALLS.append(("pay_bill", bill, amount))
     if bill in FAIL:
         raise ValueError(FAIL[bill])
+    if bill in LOST:
+        raise TimeoutError("the bank did not answer")
     return {"bill": bill, "paid": str(amount)}
 
 
@@ -136,6 +139,23 @@ def test_a_cancelled_step_is_named_apart_from_the_one_that_ran(
         "pay_bill(bill=7) (by refund_bill)."
     )
     assert reply.detail is None  # no tool failed
+
+
+def test_the_outcome_question_names_the_payment_it_asks_about(
+    bills: tuple[Project, Agent],
+) -> None:
+    project, agent = bills
+    assert project.module is not None
+    project.module.LOST.add(8)
+    reply = approve_all(agent, "pay bill 7 30.00, then pay bill 8 45.00")
+    assert reply.waiting[0].text == (
+        "Did pay_bill(bill=8) take effect? The call was sent and no answer came back."
+    )
+    reply = agent.answer(USER, "did not happen", question=reply.waiting[0])
+    assert reply.text == (
+        "This run stopped: you said pay_bill(bill=8) did not take effect. Undone, latest "
+        "first: pay_bill(bill=7) (by refund_bill)."
+    )
 
 
 def test_the_same_call_twice_is_told_apart_by_its_step(bills: tuple[Project, Agent]) -> None:

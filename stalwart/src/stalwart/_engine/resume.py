@@ -49,7 +49,7 @@ def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
                     ledger.commit()
                 return run
             if spec.writes and not spec.retry_safe:
-                run = ask_outcome(ledger, run, call, stopped=True)
+                run = ask_outcome(ledger, run, call, stopped=True, context=context)
             else:
                 run = try_call(ledger, context, run, call)
     return advance(ledger, context, run)

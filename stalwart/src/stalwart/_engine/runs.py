@@ -383,7 +383,7 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
                 # Not retry-safe, or still in doubt after its retries, or an earlier try
                 # is in doubt: nobody knows whether it took effect.
                 call = ledger.put_call(replace_row(call, error=render_error(error)))
-                return ask_outcome(ledger, run, call, stopped=False)
+                return ask_outcome(ledger, run, call, stopped=False, context=context)
             ledger.put_call(finish(ledger, call, CallStatus.FAILED, error=render_error(error)))
             failure = {"cause": "failed", "tool": call.tool, "error": type(error).__name__}
             # What the tool said, for the line under the reply (whose sentence names the
@@ -408,14 +408,28 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
         return ledger.put_run(replace_row(run, cursor=call.step))
 
 
-def ask_outcome(ledger: Ledger, run: RunRow, call: CallRow, *, stopped: bool) -> RunRow:
-    """Ask a person whether a write in doubt took effect; nothing is sent again."""
+def ask_outcome(
+    ledger: Ledger,
+    run: RunRow,
+    call: CallRow,
+    *,
+    stopped: bool,
+    context: RunContext | None = None,
+) -> RunRow:
+    """Ask a person whether a write in doubt took effect; nothing is sent again. With the
+    run's `context`, the question names the call apart from the run's other calls of its
+    tool (`labels.step_labels`)."""
     call = ledger.put_call(replace_row(call, status=CallStatus.IN_DOUBT))
+    named = (
+        step_label(run, step_labels(context.tools, run), call.step, call.tool)
+        if context is not None
+        else call.tool
+    )
     waiting = Waiting(
         kind="outcome",
         tool=call.tool,
         args=dict(call.args),
-        text=texts.outcome_question(call.tool, stopped=stopped),
+        text=texts.outcome_question(named, stopped=stopped),
         answers=texts.OUTCOME_ANSWERS,
         run=run.run_id,
         step=call.step,
