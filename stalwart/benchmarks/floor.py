@@ -109,6 +109,11 @@ class CommitsSeen:
     ) -> AbstractContextManager[Lease]:
         return self.store.lock(session, wait=wait, clock=clock)
 
+    def take_over(
+        self, session: str, *, clock: Clock | None = None
+    ) -> AbstractContextManager[Lease]:
+        return self.store.take_over(session, clock=clock)
+
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
         return self.store.sessions_with_runs_in(states)
 

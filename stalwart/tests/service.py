@@ -13,9 +13,11 @@ by `PLAN[tool]` (in-process) or by files beside the module (across processes):
   catch) before / after the call took effect.
 
 Files: `block-<tool>` makes a send touch `started-<tool>` and wait until the process is
-killed; `fail-<tool>` makes a send raise RuntimeError. `ON_SEND` holds a test's hooks,
-each called with the tool's name inside every send before the service acts (what happens
-elsewhere meanwhile: another worker taking the session over). Every send appends
+killed; `hold-<tool>` makes a send touch `started-<tool>` and wait while `hold-<tool>`
+exists, then go on (a worker that hangs, then wakes); `fail-<tool>` makes a send raise
+RuntimeError. `ON_SEND` holds a test's hooks, each called with the tool's name inside
+every send before the service acts (what happens elsewhere meanwhile: another worker
+taking the session over). Every send appends
 "<tool> <key> <try>" to `keys.log`; `APPLIED` maps each key the service acted on to
 its answer, as a real idempotent service keeps it, and `DONE` lists each effect once.
 """
@@ -54,6 +56,10 @@ def _serve(name, answer):
     if (HERE / f"block-{name}").exists():
         (HERE / f"started-{name}").touch()
         while True:  # the test kills this process here
+            time.sleep(0.01)
+    if (HERE / f"hold-{name}").exists():
+        (HERE / f"started-{name}").touch()
+        while (HERE / f"hold-{name}").exists():  # the test stops this process meanwhile
             time.sleep(0.01)
     if (HERE / f"fail-{name}").exists():
         raise RuntimeError(f"{name} is down")

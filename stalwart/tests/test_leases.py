@@ -28,7 +28,7 @@ from conftest import Project, write_project
 from pg_fixtures import BACKENDS
 
 from stalwart import Agent, FakeClock, LeaseLost, SessionBusy, texts
-from stalwart.record import Changes, open_store
+from stalwart.record import Changes, Store, open_store
 from stalwart.record.lease import LEASE_SECS
 from stalwart.record.schema import RunRow, SessionRow
 from stalwart.record.sqlite import lock_folder
@@ -134,6 +134,50 @@ def test_a_live_lease_outlives_its_lock_and_once_expired_is_taken_and_fences_the
                 assert _state(b, "s") == "waiting", "the fenced commit wrote nothing"
                 b.commit(Changes(runs=[_run("s", "rolled_back")]))
         assert _state(a, "s") == "rolled_back"
+    finally:
+        a.close()
+        b.close()
+
+
+def _waiting_briefly(location: str) -> Store:
+    """A store whose lock waits a moment, not half a minute, for a lock another holds."""
+    if location.startswith("postgresql"):
+        from stalwart.record.postgres import PostgresStore
+
+        return PostgresStore(location, lock_wait_secs=0.2)
+    from stalwart.record.sqlite import SQLiteStore
+
+    return SQLiteStore(location, lock_wait_secs=0.2)
+
+
+def test_an_operator_takes_a_session_whose_holder_hangs_once_its_lease_expired(
+    location: str,
+) -> None:
+    """A holder that hangs keeps its lock: `take_over` takes the lease alone once it has
+    expired, fencing that holder, and gives it back when done (issue 28)."""
+    a, b = open_store(location), _waiting_briefly(location)
+    clock_a = FakeClock()
+    late = FakeClock(start=clock_a.now() + LEASE_SECS + 1)
+    try:
+        with a.lock("s", clock=clock_a) as held:
+            a.commit(Changes(sessions=[_session("s")], runs=[_run("s", "running")]))
+            busy = pytest.raises(SessionBusy, match="whose lease runs 30s more unless renewed")
+            with busy, b.take_over("s", clock=FakeClock()):
+                pass
+            assert _lease_row(location, "s") == (held.token, held.holder, clock_a.now() + 30)
+
+            with b.take_over("s", clock=late) as taken:
+                assert (taken.taken_over, taken.taken_from) == (True, held.holder)
+                assert taken.token == held.token + 1
+                b.commit(Changes(runs=[_run("s", "ended_by_operator")]))
+                with pytest.raises(LeaseLost):
+                    a.commit(Changes(runs=[_run("s", "done")]))
+            assert (_lease_row(location, "s") or ())[:2] == (taken.token, ""), "given back"
+            with pytest.raises(LeaseLost):
+                a.commit(Changes(runs=[_run("s", "done")]))
+        assert _state(b, "s") == "ended_by_operator"
+        with b.take_over("s", clock=late) as free:  # nobody holds the lock: it is had
+            assert (free.taken_over, free.token) == (False, taken.token + 1)
     finally:
         a.close()
         b.close()

@@ -12,6 +12,11 @@ in a subprocess, with no terminal.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +24,21 @@ from typing import Any
 import pytest
 from conftest import Project
 from pg_fixtures import BACKENDS
-from service import turn, write_service_project
+from service import keys_log, turn, write_service_project
 from terminal import without_terminal
 
-from stalwart import Agent, AnswerError, FakeClock, InputRefused, OperatorTokenError
+from stalwart import (
+    Agent,
+    AnswerError,
+    FakeClock,
+    InputRefused,
+    OperatorTokenError,
+    SessionBusy,
+    texts,
+)
+from stalwart.clock import Clock
+from stalwart.record import Store
+from stalwart.record.lease import LEASE_SECS
 
 TOKEN = "op-7f3a9c-never-to-be-written-down"
 START = 1_800_000_000.0  # the FakeClock's
@@ -260,6 +276,111 @@ def test_no_token_or_no_reason_or_nothing_to_end_changes_nothing(
     with pytest.raises(AnswerError, match="has ended already"):
         agent.operator_end("u", token=TOKEN, reason="why")
     assert _sends(project) == ["charge_card"]
+
+
+# --- a worker that hangs, holding the session: real processes ---
+
+WAIT = 30.0  # a bound on what should take a moment; reaching it fails the test
+
+WORKER = """
+import json, sys
+from stalwart import Agent, StalwartError
+
+agent = Agent.from_file(sys.argv[1])  # the system's clock: its lease is real time's
+try:
+    reply = agent.confirm_current("u", "approve")
+except StalwartError as error:
+    print(json.dumps({"code": str(error.code), "error": str(error)}))
+else:
+    print(json.dumps({"state": reply.state, "text": reply.text}))
+"""
+
+
+def _operator(project: Project, record: str, clock: Clock) -> Agent:
+    """An operator's agent on `clock`, whose store waits a moment, not half a minute, for a
+    session's lock."""
+    store: Store
+    if record.startswith("postgresql"):
+        from stalwart.record.postgres import PostgresStore
+
+        store = PostgresStore(record, lock_wait_secs=0.2)
+    else:
+        from stalwart.record.sqlite import SQLiteStore
+
+        store = SQLiteStore(project.folder / record, lock_wait_secs=0.2)
+    agent = Agent.from_file(project.yaml, store=store, clock=clock)
+    project.agents.append(agent)
+    return agent
+
+
+@pytest.mark.timeout(120)
+def test_a_hung_worker_is_fenced_once_its_lease_expires_and_the_operator_ends_its_run(
+    desk: tuple[Project, Agent], record: str
+) -> None:
+    project, agent = desk
+    folder = project.folder
+    agent.chat(turn(("charge_card", 1), ("count_stock", 2), ("book_slot", 3)), user="u")
+    (folder / "hold-count_stock").touch()
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(project.yaml)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + WAIT
+        while not (folder / "started-count_stock").exists():
+            assert worker.poll() is None, worker.communicate()
+            assert time.monotonic() < deadline, "the worker never began count_stock"
+            time.sleep(0.01)
+        # The worker hangs inside count_stock, holding the session's lock; its heartbeat
+        # stops with it, so its lease is no longer renewed.
+        os.kill(worker.pid, signal.SIGSTOP)
+        before = agent.store.load("u")
+
+        # Within its lease, the operator does not take the session: nothing changes.
+        within = _operator(project, record, FakeClock(start=time.time()))
+        with pytest.raises(SessionBusy, match=r"whose lease runs \d+s more unless renewed"):
+            within.operator_end("u", token=TOKEN, reason="the worker hangs", by="ops")
+        assert agent.store.load("u") == before
+
+        # Past it, the operator's end takes the session, fencing the worker, and says so.
+        late = _operator(project, record, FakeClock(start=time.time() + LEASE_SECS + 1))
+        reply = late.operator_end("u", token=TOKEN, reason="the worker hangs", by="ops")
+        ended = (
+            "This run stopped: ops, an operator, ended it (the worker hangs). Undone, latest "
+            "first: charge_card (by refund_card)."
+        )
+        assert reply.state == "ended_by_operator"
+        assert reply.text == f"{ended} {texts.OPERATOR_TOOK_SESSION}"
+        calls = _calls(late)
+        assert calls == [
+            ("write", "charge_card", "ran"),
+            ("read", "count_stock", "failed"),
+            ("undo", "refund_card", "ran"),
+        ]
+
+        # The worker wakes: count_stock answers, and its commit is refused by the fence.
+        os.kill(worker.pid, signal.SIGCONT)
+        (folder / "hold-count_stock").unlink()
+        out, err = worker.communicate(timeout=WAIT)
+        assert worker.returncode == 0, err
+        assert json.loads(out)["code"] == "lease_lost"
+        assert _calls(late) == calls, "nothing the fenced worker did was recorded"
+        pending = late.pending("u")
+        assert pending is not None and (pending.state, pending.text) == ("ended_by_operator", ended)
+        assert [tool for tool, _, _ in keys_log(folder)] == [
+            "charge_card",
+            "count_stock",
+            "refund_card",
+        ], "the fenced worker sent nothing more"
+        assert _approve(late, turn(("book_slot", 4))).state == "done", "the session goes on"
+    finally:
+        if worker.poll() is None:
+            os.kill(worker.pid, signal.SIGCONT)
+            worker.kill()
+        worker.communicate()
+        (folder / "hold-count_stock").unlink(missing_ok=True)
 
 
 # --- the command, in a subprocess with no terminal ---

@@ -416,21 +416,28 @@ class Agent:
         limits.check_reason(reason)
         if by is not None:
             limits.check_name("an operator's name", by)
-        with self._operator_run(session, texts.operator_nothing_to_end(session)) as (ledger, run):
+        nothing = texts.operator_nothing_to_end(session)
+        with self._operator_run(session, nothing, take_over=True) as (ledger, run):
             if run.state == runs.State.ENDING:
                 # An ending its process left mid-way: finished, as it was asked.
-                return _reply(ledger, resume.resume(ledger, self._context, run))
+                run = resume.resume(ledger, self._context, run)
+                return _taken_over(ledger, _reply(ledger, run))
             if run.state in runs.ENDED:
                 raise AnswerError(texts.operator_run_ended(session, run.run_id, run.state))
             run = ending.end(ledger, self._context, run, by=by, reason=reason)
-            return _reply(ledger, run)
+            return _taken_over(ledger, _reply(ledger, run))
 
     @contextmanager
-    def _operator_run(self, session: str, nothing: str) -> Iterator[tuple[Ledger, RunRow]]:
+    def _operator_run(
+        self, session: str, nothing: str, *, take_over: bool = False
+    ) -> Iterator[tuple[Ledger, RunRow]]:
         """Any session's latest run of this agent, under the session's lock, for an operator
         (a run its process left mid-way is not resumed here); AnswerError(`nothing`) when
-        the session has none."""
-        with self.store.lock(session, clock=self.clock) as lease:
+        the session has none. `take_over`: when a worker that hangs keeps the lock, the
+        session is taken without it once that worker's lease has expired, fencing it
+        (`Store.take_over`)."""
+        locked = self.store.take_over if take_over else self.store.lock
+        with locked(session, clock=self.clock) as lease:
             record = self.store.load(session)
             if record is None or record.session.agent != self.name or not record.runs:
                 raise AnswerError(nothing)
@@ -647,6 +654,14 @@ def reply_detail(run: RunRow) -> str | None:
     """The line under a run's reply: what the tool it stopped at said (`Reply.detail`)."""
     said = (run.failure or {}).get("tool_said")
     return said if isinstance(said, str) else None
+
+
+def _taken_over(ledger: Ledger, reply: Reply) -> Reply:
+    """The operator's reply, saying so when the session was taken from a worker that hangs
+    (the run's own reply, as recorded, does not)."""
+    if ledger.lease is None or not ledger.lease.taken_over:
+        return reply
+    return replace(reply, text=f"{reply.text} {texts.OPERATOR_TOOK_SESSION}")
 
 
 def _ended(run: RunRow) -> Ended | None:

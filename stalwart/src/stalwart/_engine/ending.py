@@ -25,13 +25,19 @@ The run moves to `ending` before its first undo is sent (a process stopped there
 it and why, what was undone, what is left as it is, and what a person must do by hand.
 Who ended it, when, why, and the state it was in are kept on the run (`failure["ended"]`);
 every call stays in the record as it was, with the outcome it came to.
+
+A worker that hangs keeps the session's lock; the operator's ending then takes the session
+without it once that worker's lease has expired (`Store.take_over`), fencing it: nothing it
+commits from then on is written. `failure["ended"]["taken_from"]` names the lease's holder
+it was taken from, and the operator's reply says so (`Agent.operator_end`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from .. import texts
+from .. import logs, texts
 from ..record.ledger import Ledger
 from ..record.schema import CallStatus, RunRow, replace_row
 from .calls import finish, undo_id
@@ -39,11 +45,17 @@ from .context import RunContext
 from .rollback import rewind_run, stopped_reply, undo_writes, writes_to_undo
 from .runs import Event, State, move
 
+log = logging.getLogger(logs.RUN)
+
 
 def end(ledger: Ledger, context: RunContext, run: RunRow, *, by: str | None, reason: str) -> RunRow:
     """End `run` (waiting, stuck, or left running or rolling back) for the operator `by`."""
     ended: dict[str, Any] = {"by": by, "at": ledger.clock.now(), "reason": reason}
     ended["state"] = run.state
+    lease = ledger.lease
+    if lease is not None and lease.taken_over:  # from a worker that hangs, now fenced
+        ended["taken_from"] = lease.taken_from
+        log.info(texts.SESSION_TAKEN_OVER, run.session, run.run_id, lease.taken_from, lease.token)
     question = run.question or {}
     if run.state == State.WAITING and question.get("kind") == "confirm":
         ended["not_run"] = question.get("tool")

@@ -36,6 +36,12 @@ Contract
 - Every commit of a thread holding a session's lease is fenced: in the one statement the
   commit makes, its token must still be the lease's, or nothing is written and it raises
   `LeaseLost` (code `lease_lost`).
+- `take_over(session, clock=None)` is `lock` for an operator who must act though a worker
+  that hangs keeps the session's lock: when the lock is not had within the wait limit, the
+  session's lease alone, taken at once once it has expired on `clock` (or its holder is
+  gone, or it was never taken), so the worker holding the lock is fenced from then on
+  (`Lease.taken_over`); `SessionBusy` while that lease is live. Its commits are fenced as
+  any, and the lease is given back when it exits.
 - `sessions_with_runs_in(states)` names every session with a run in one of `states`,
   sorted (committed data; no lock). `stalwart resume` uses it to find runs whose process
   stopped mid-way.
@@ -94,6 +100,10 @@ class Store(Protocol):
 
     def lock(
         self, session: str, *, wait: bool = True, clock: Clock | None = None
+    ) -> AbstractContextManager[Lease]: ...
+
+    def take_over(
+        self, session: str, *, clock: Clock | None = None
     ) -> AbstractContextManager[Lease]: ...
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]: ...

@@ -40,6 +40,13 @@ Any other live lease (its lock lost while its holder may still be inside a call:
 folder swept away, a backend ended by a restart or a failover) is `SessionBusy`:
 `stalwart resume` and `resume_all` skip the session and go on.
 
+A holder that hangs (stopped, or stuck with its heartbeat) keeps the lock, and no worker
+can have it: an operator ending its run takes the session without the lock
+(`Store.take_over`), once the lease has expired (or its holder is gone). The lease is
+taken at once, in a commit of its own, naming no lock (`NO_LOCK`), so the hung holder is
+fenced from that moment, and it is given back when the operator is done, so the next
+holder of the lock need not wait for it to expire.
+
 The lease is read with the lock, in the same round trip. An ended lease is taken by the
 call's first commit, in the commit's one statement (the fence takes it from the token read,
 and writes nothing if another worker took it since); a call that commits nothing (a look,
@@ -67,6 +74,7 @@ from ..errors import SessionBusy
 
 LEASE_SECS = 30.0  # how long a lease lasts unless renewed
 RELEASED = ""  # the holder of a lease given back
+NO_LOCK = "none"  # the lock a lease taken without one names (`take_over`): it proves nothing
 
 
 @dataclass
@@ -84,6 +92,11 @@ class Lease:
     # from it (`taken` then), or writes nothing when another worker has since.
     seen_token: int = 0
     taken: bool = False
+    # Taken without the session's lock, which another worker still holds (`take_over`):
+    # that worker is fenced. `taken_from` is the holder the lease was taken from ("" for
+    # none: the worker holding the lock had written nothing under it yet).
+    taken_over: bool = False
+    taken_from: str = ""
 
     def renewed_until(self) -> float:
         """The expiry a renewal made now gives."""
@@ -126,6 +139,18 @@ def next_lease(session: str, seen: Seen | None, clock: Clock, secs: float, lock:
     return Lease(
         session, held + 1, holder_identity(), now + secs, clock, secs, lock=lock, seen_token=held
     )
+
+
+def lease_taken_over(session: str, seen: Seen | None, clock: Clock, secs: float) -> Lease:
+    """The lease an operator takes without the session's lock, which another worker holds
+    (`Store.take_over`), from the lease read just now: when it ended, expired or its
+    holder is gone (the lock proves nothing here), else `SessionBusy`. Not yet taken."""
+    if seen is not None:
+        seen = Seen(seen.token, seen.holder, seen.expires)  # no lock to prove it ended
+    lease = next_lease(session, seen, clock, secs, NO_LOCK)
+    lease.taken_over = True
+    lease.taken_from = seen.holder if seen is not None else RELEASED
+    return lease
 
 
 # --- who holds a lease ---

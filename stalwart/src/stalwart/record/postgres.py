@@ -44,7 +44,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, TypeVar
@@ -71,6 +71,7 @@ from .lease import (
     Seen,
     ended,
     holder_ended,
+    lease_taken_over,
     next_lease,
 )
 from .schema import (
@@ -470,24 +471,85 @@ class PostgresStore:
             connection.close()
             self._give_back(connection)
             raise
-        stack = self._held_stack()
         held = _Held(connection, lease)
+        try:
+            with self._holding(held, found[0], found[1]):
+                yield lease
+        finally:
+            _unlock(held.connection, key, lease)
+            self._give_back(held.connection)
+
+    @contextmanager
+    def take_over(self, session: str, *, clock: Clock | None = None) -> Iterator[Lease]:
+        """`lock`, or, when the lock is not had within `lock_wait_secs` (a worker that
+        hangs holds it), the session's lease alone once it may be taken (see `Store`)."""
+        clock = clock or SystemClock()
+        with ExitStack() as held:
+            try:
+                lease = held.enter_context(self.lock(session, clock=clock))
+            except SessionBusy:
+                lease = held.enter_context(self._lease_alone(session, clock))
+            yield lease
+
+    @contextmanager
+    def _lease_alone(self, session: str, clock: Clock) -> Iterator[Lease]:
+        """The session's lease without its lock (`take_over`), on a connection of its own
+        holding no advisory lock: taken at once, so the worker holding the lock is fenced
+        from now on, and given back at the end, as an unlock gives a lease back."""
+        with _reachable():
+            connection = self._take()
+        try:
+            with _reachable():
+                found = connection.execute(_STAMP_AND_LEASE, (session, session)).fetchone()
+                assert found is not None  # a SELECT from (SELECT 1) gives one row
+                version, created, token, holder, expires, _ = found
+                seen = None if token is None else Seen(int(token), holder, float(expires))
+                lease = lease_taken_over(session, seen, clock, self.lease_secs)
+                try:
+                    taken = connection.execute(_TAKE_SQL, _fence_values(lease)).fetchone()
+                except errors.LockNotAvailable as error:  # its row locked past lock_timeout
+                    raise SessionBusy(
+                        texts.lease_held(session, lease.taken_from, self.lease_secs)
+                    ) from error
+            if taken is None:  # another worker took it since it was read
+                raise SessionBusy(texts.lease_held(session, "another worker", self.lease_secs))
+            lease.taken = True
+        except BaseException:
+            self._give_back(connection)
+            raise
+        try:
+            with self._holding(_Held(connection, lease), version, created):
+                yield lease
+        finally:
+            try:
+                connection.execute(
+                    f'SELECT "{_GIVE_BACK_FUNCTION}"(%s, %s, %s)',
+                    (session, lease.token, lease.holder),
+                )
+            except psycopg.Error:
+                connection.close()  # not given back: the next holder waits for it to expire
+            self._give_back(connection)
+
+    @contextmanager
+    def _holding(self, held: _Held, version: int | None, created: Any) -> Iterator[None]:
+        """`held`'s lease held by this thread: its commits fenced by it, on its connection,
+        the heartbeat renewing it, and the session's kept copy used at the version read
+        with it."""
+        session, lease = held.lease.session, held.lease
+        stack = self._held_stack()
         stack.append(held)
         with self._counter:
             self._leases[id(lease)] = lease
         self._heartbeat.start()
-        version, created = found[0], found[1]
         self._cache.locked(session, None if version is None else (version, float(created)))
         try:
-            yield lease
+            yield
         finally:
             self._cache.released(session)
             stack.remove(held)
             with self._counter:
                 self._leases.pop(id(lease), None)
             holder_ended(lease.holder)
-            _unlock(held.connection, key, lease)
-            self._give_back(held.connection)
 
     def _lock_statement(
         self, key: int, session: str, wait: bool

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from .lease import (
     Seen,
     ended,
     holder_ended,
+    lease_taken_over,
     next_lease,
 )
 from .schema import (
@@ -298,6 +299,18 @@ class SQLiteStore:
             thread_lock.release()
 
     @contextmanager
+    def take_over(self, session: str, *, clock: Clock | None = None) -> Iterator[Lease]:
+        """`lock`, or, when the lock is not had within `lock_wait_secs` (a worker that
+        hangs holds it), the session's lease alone once it may be taken (see `Store`)."""
+        clock = clock or SystemClock()
+        with ExitStack() as held:
+            try:
+                lease = held.enter_context(self.lock(session, clock=clock))
+            except SessionBusy:
+                lease = held.enter_context(self._lease_alone(session, clock))
+            yield lease
+
+    @contextmanager
     def _leased(self, session: str, clock: Clock, lock: str) -> Iterator[Lease]:
         """While the lock is held: the session's lease, to be taken by the first commit,
         and the session's version as the record has it now, read once the lock is had,
@@ -309,6 +322,37 @@ class SQLiteStore:
         lease = next_lease(session, seen, clock, self.lease_secs, lock)
         if not ended(seen):
             self._take_now(lease)  # from a live holder: fenced from this moment
+        # Not given back by a write: the next holder of this lock proves it ended.
+        with self._holding(session, lease, version, created):
+            yield lease
+
+    @contextmanager
+    def _lease_alone(self, session: str, clock: Clock) -> Iterator[Lease]:
+        """The session's lease without its lock (`take_over`): taken at once, in a commit
+        of its own, so the worker holding the lock is fenced from now on; given back at
+        the end, since no lock of the next holder can prove it ended."""
+        with self._guard:
+            found = self._db.execute(_STAMP_AND_LEASE, (session, session)).fetchone()
+        version, created, token, holder, expires, _ = found
+        seen = None if token is None else Seen(token, holder, expires)
+        lease = lease_taken_over(session, seen, clock, self.lease_secs)
+        self._take_now(lease)
+        try:
+            with self._holding(session, lease, version, created):
+                yield lease
+        finally:
+            try:
+                with self._guard:
+                    self._db.execute(_GIVE_BACK_SQL, (session, lease.token, lease.holder))
+            except sqlite3.Error:
+                pass  # not given back: the next holder waits for it to expire
+
+    @contextmanager
+    def _holding(
+        self, session: str, lease: Lease, version: int | None, created: Any
+    ) -> Iterator[None]:
+        """`lease` held by this thread: its commits fenced by it, the heartbeat renewing
+        it, and the session's kept copy used at the version read with it."""
         self._cache.locked(session, None if version is None else (version, float(created)))
         stack = self._held_stack()
         stack.append(lease)
@@ -316,13 +360,12 @@ class SQLiteStore:
             self._leases[id(lease)] = lease
         self._heartbeat.start()
         try:
-            yield lease
+            yield
         finally:
             self._cache.released(session)
             _drop(stack, lease)
             with self._guard:
                 self._leases.pop(id(lease), None)
-            # Not given back by a write: the next holder of this lock proves it ended.
             holder_ended(lease.holder)
 
     def _take_now(self, lease: Lease) -> None:
@@ -452,6 +495,11 @@ _FENCE_SQL = (
 )
 _RENEW_SQL = 'UPDATE "leases" SET "expires" = ? WHERE "session" = ? AND "token" = ?'
 _HELD_SQL = 'SELECT 1 FROM "leases" WHERE "session" = ? AND "token" = ? AND "holder" = ?'
+# A lease taken without the lock, given back (autocommit: its own transaction).
+_GIVE_BACK_SQL = (
+    'UPDATE "leases" SET "holder" = \'\', "expires" = 0 '
+    'WHERE "session" = ? AND "token" = ? AND "holder" = ?'
+)
 
 
 def _file_lock(descriptor: int) -> str:

@@ -164,20 +164,31 @@ class ObservedStore:
     def lock(
         self, session: str, *, wait: bool = True, clock: Clock | None = None
     ) -> Iterator[Lease]:
-        with self.inner.lock(session, wait=wait, clock=clock) as lease:
-            stack: list[str] = getattr(_locked, "stack", None) or []
-            _locked.stack = stack
-            stack.append(session)
-            try:
-                yield lease
-            finally:
-                stack.pop()
+        with self.inner.lock(session, wait=wait, clock=clock) as lease, _locking(session):
+            yield lease
+
+    @contextmanager
+    def take_over(self, session: str, *, clock: Clock | None = None) -> Iterator[Lease]:
+        with self.inner.take_over(session, clock=clock) as lease, _locking(session):
+            yield lease
 
     def sessions_with_runs_in(self, states: Collection[str]) -> list[str]:
         return self.inner.sessions_with_runs_in(states)
 
     def close(self) -> None:
         self.inner.close()
+
+
+@contextmanager
+def _locking(session: str) -> Iterator[None]:
+    """This thread advances `session` meanwhile (what `_current_session` reads)."""
+    stack: list[str] = getattr(_locked, "stack", None) or []
+    _locked.stack = stack
+    stack.append(session)
+    try:
+        yield
+    finally:
+        stack.pop()
 
 
 class ProgressClock:

@@ -15,6 +15,12 @@ UNDO_WAIT = "an undo failed on try %d of %d (%s); the next try in %g s"
 UNDO_GAVE_UP = "session %s run %s: %s failed after %d tries (%s); a person is asked"
 # A run taken up from the record: session, run, state.
 RUN_RESUMED = "session %s run %s: resumed, %s"
+# An operator's ending took the session without its lock from a worker whose lease had
+# expired: session, run, the lease's holder ("" for none), the new lease's token.
+SESSION_TAKEN_OVER = (
+    "session %s run %s: taken without its lock from %r, whose lease had expired; that "
+    "worker is fenced (token %d)"
+)
 # The model asked: session, run, model, ask number, asks allowed.
 MODEL_ASKED = "session %s run %s: asking the model %s, ask %d of at most %d"
 # The model answered: session, run, model, number of tool calls.

@@ -83,6 +83,15 @@ def operator_ended_left_to_person(session: str, run: str) -> str:
     )
 
 
+# Said after the operator's reply when a worker that hangs held the session, and the
+# ending took it once that worker's lease had expired (`Store.take_over`).
+OPERATOR_TOOK_SESSION = (
+    "The worker holding this session had stopped renewing its lease (it hangs, or was "
+    "stopped): the session was taken from it once the lease expired, and nothing that "
+    "worker writes from now on is recorded."
+)
+
+
 def operator_run_busy(session: str, run: str, state: str, question: str) -> str:
     return (
         f"Session {session!r}'s run {run} is {state} and waits for an answer first: "
