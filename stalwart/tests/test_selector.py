@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from selector_toolsets import home, hotel, library, shop_specs, specs
+from selector_toolsets import clinic, home, hotel, library, shop_specs, specs
 
 from stalwart.selector import Reading, Step, read_turn
 from stalwart.selector.english import GRAMMAR
@@ -18,6 +18,7 @@ SHOP = shop_specs()
 HOTEL = specs(hotel)
 HOME = specs(home)
 LIBRARY = specs(library)
+CLINIC = specs(clinic)
 
 
 def steps(turn: str, tools: list[ToolSpec]) -> list[tuple[str, dict[str, object]]]:
@@ -163,7 +164,42 @@ def test_yes_and_no_are_bound_by_name() -> None:
     assert "eco" not in steps("set temperature room kitchen 21.5", HOME)[0][1]
 
 
+def test_a_yes_or_no_named_without_one_is_not_left_to_its_default() -> None:
+    # "urgently" names urgent; its default (no) is the opposite of what was said.
+    assert unread("remind patient 17 urgently", CLINIC).reason == (
+        "urgent of remind_patient is named without a yes or no"
+    )
+    assert unread("set temperature room hall 18 eco", HOME).reason == (
+        "eco of set_temperature is named without a yes or no"
+    )
+    assert steps("remind patient 17 urgent yes", CLINIC) == [
+        ("remind_patient", {"patient": 17, "urgent": True})
+    ]
+    assert steps("remind patient 17", CLINIC) == [("remind_patient", {"patient": 17})]
+
+
 # --- arguments by type, for what is left ---
+
+
+def test_a_number_whose_next_word_says_what_it_counts_is_not_bound_by_type() -> None:
+    # 2 is no count of days: bound by type to days, it refilled for 2 days.
+    assert unread("refill prescription 88 for 2 months", CLINIC).reason == (
+        "refill_prescription has no argument for 2 months"
+    )
+    assert steps("refill prescription 88 for 60 days", CLINIC) == [
+        ("refill_prescription", {"prescription": 88, "days": 60})
+    ]
+    # A word of the tool, a parameter's name or a currency after the number says no count.
+    assert steps("give the 40.00 back for order 4411", SHOP) == [
+        ("refund_card", {"order": 4411, "amount": 40.0})
+    ]
+    assert steps("set temperature room kitchen 21.5 eco yes", HOME)[0][1]["degrees"] == 21.5
+    assert steps("charge order 4411 40.00 USD", SHOP) == [
+        ("charge_card", {"order": 4411, "amount": 40.0})
+    ]
+    assert steps("pay fine member 17 3.50 dollars", LIBRARY) == [
+        ("pay_fine", {"member": 17, "amount": Decimal("3.50")})
+    ]
 
 
 def test_values_left_go_to_the_one_parameter_of_their_type() -> None:

@@ -71,6 +71,10 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "quoted strings": lambda k: "charge order 4411 " + "'x' " * k,
     "spaces": lambda k: "charge order 4411" + " " * (40 * k) + "40.00",
     "separators only": lambda k: "then ; " * k,
+    "a negation at the end": lambda k: "charge order 4411 40.00 " + "the " * k + "not",
+    "fillers before a question": lambda k: "so " * k + "should I charge order 4411 40.00",
+    "a question mark after quoted strings": lambda k: "charge order 4411 " + "'x?' " * k + "?",
+    "clauses with a hedge in the last": lambda k: "charge order 4411 40.00, but " * k + "maybe",
 }
 
 
@@ -85,7 +89,7 @@ def test_four_times_the_turn_is_at_most_about_four_times_the_work(family: str) -
 
 def test_a_separator_never_starts_inside_a_run_of_spaces() -> None:
     separator = GRAMMAR.clause_separator
-    for text in ("x   then y", "x ,  then y", "x   and then y", "x,   then y"):
+    for text in ("x   then y", "x ,  then y", "x   and then y", "x,   then y", "x  ,  but y"):
         found = separator.search(text)
         assert found is not None
         for inside in range(found.start() + 1, found.end()):
@@ -93,7 +97,7 @@ def test_a_separator_never_starts_inside_a_run_of_spaces() -> None:
                 assert separator.match(text, inside) is None, (text, inside)
 
 
-_PLAIN_SEPARATOR = re.compile(r",?\s*\band\s+then\b|,?\s*\bthen\b|;", re.IGNORECASE)
+_PLAIN_SEPARATOR = re.compile(r",?\s*\band\s+then\b|,?\s*\bthen\b|,?\s*\bbut\b|;", re.IGNORECASE)
 
 
 def plainly_split(turn: str) -> list[tuple[str, int]]:
@@ -112,7 +116,10 @@ def plainly_split(turn: str) -> list[tuple[str, int]]:
 
 
 _PIECES = st.sampled_from(
-    [" ", "  ", ",", ";", "then", "Then", "and", "and then", "x", "'", '"', "it's", "4411", "\t"]
+    [
+        *(" ", "  ", ",", ";", "then", "Then", "and", "and then", "but", "But", "x"),
+        *("'", '"', "it's", "4411", "\t", "?"),
+    ]
 )
 
 

@@ -1,5 +1,7 @@
 """Steps 1 and 2 of reading a clause as one tool (see `core.py`): the clause's values given
-to the tool's parameters, by name, then by type, each converted to its parameter's type.
+to the tool's parameters, by name, then by type, each converted to its parameter's type;
+a yes/no named without one is a problem, and a number bound by type notes the word after
+it, for the tool to say whether that word counts it (`core.py`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,13 @@ from decimal import Decimal
 from functools import partial
 from typing import Any
 
-from stalwart.texts import no_argument_for, required_not_given, value_could_be, value_unclear
+from stalwart.texts import (
+    no_argument_for,
+    required_not_given,
+    value_could_be,
+    value_unclear,
+    yes_or_no_not_given,
+)
 
 from .grammar import Grammar
 from .tokens import VALUE_KINDS, Kind, Token, word_parts
@@ -114,6 +122,10 @@ class Binding:
     used: set[int] = field(default_factory=set)  # token positions taken by arguments
     named: int = 0  # parameters bound by their name
     problem: Callable[[str], str] | None = None  # given the tool's name, why it cannot be
+    # Numbers bound by type with a word right after them that may say what they count
+    # ("2 months"): (position of the number, position of the word). Whether the word is
+    # the tool's own ("40.00 back") is for the tool to say (`core.py`), not the binding.
+    counted: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _mentions(clause: Clause, tool: ToolWords) -> list[_Mention]:
@@ -167,7 +179,9 @@ def _candidates(
     return found
 
 
-def _bind_by_name(binding: Binding, tool: ToolWords, clause: Clause, grammar: Grammar) -> None:
+def _bind_by_name(
+    binding: Binding, tool: ToolWords, clause: Clause, grammar: Grammar
+) -> list[_Mention]:
     """Give each named parameter one of the values next to its name.
 
     Every way of giving the named parameters distinct tokens, as many as can be given
@@ -178,7 +192,7 @@ def _bind_by_name(binding: Binding, tool: ToolWords, clause: Clause, grammar: Gr
     tokens = clause.tokens
     mentions = _mentions(clause, tool)
     if not mentions:
-        return
+        return mentions
     names = {i for m in mentions for i in range(m.first, m.last + 1)}
     offers: dict[str, dict[int, list[_Mention]]] = {}  # parameter -> position -> mentions
     for mention in mentions:
@@ -187,19 +201,19 @@ def _bind_by_name(binding: Binding, tool: ToolWords, clause: Clause, grammar: Gr
             offered.setdefault(position, []).append(mention)
     candidates = {name: set(offered) for name, offered in offers.items() if offered}
     if not candidates:
-        return
+        return mentions
     outcomes = _outcomes(candidates, tokens)
     for name in candidates:
         texts = [text for text in outcomes[name] if text is not None]
         if len(texts) > 1:
             binding.problem = partial(value_unclear, name, texts)
-            return
+            return mentions
         if None in outcomes[name] and texts:
             rivals = [
                 other for other in candidates if other != name and texts[0] in outcomes[other]
             ]
             binding.problem = partial(value_could_be, texts[0], [name, *rivals])
-            return
+            return mentions
     kinds = {p.name: p.kind for p in tool.params}
     for name, offered in offers.items():
         texts = [text for text in outcomes.get(name, []) if text is not None]
@@ -213,6 +227,7 @@ def _bind_by_name(binding: Binding, tool: ToolWords, clause: Clause, grammar: Gr
             binding.used.add(position)
             for mention in offered[position]:
                 binding.used.update(range(mention.first, mention.last + 1))
+    return mentions
 
 
 def _outcomes(
@@ -274,10 +289,8 @@ def _largest_assignment(candidates: dict[str, set[int]]) -> int:
     return sum(1 for name in candidates if place(name, set()))
 
 
-def _bind_by_type(
-    binding: Binding, tool: ToolWords, tokens: Sequence[Token], grammar: Grammar
-) -> None:
-    params = tool.params
+def _bind_by_type(binding: Binding, tool: ToolWords, clause: Clause, grammar: Grammar) -> None:
+    params, tokens = tool.params, clause.tokens
     for position, token in enumerate(tokens):
         if position in binding.used or token.kind not in VALUE_KINDS:
             continue
@@ -301,15 +314,38 @@ def _bind_by_type(
         binding.args[takers[0].name] = convert(token, takers[0].kind, grammar)
         binding.at[takers[0].name] = position
         binding.used.add(position)
+        after = position + 1
+        if token.kind in (Kind.INTEGER, Kind.DECIMAL) and _may_count(clause, after, grammar):
+            binding.counted.append((position, after))
+
+
+def _may_count(clause: Clause, position: int, grammar: Grammar) -> bool:
+    """Whether the token at `position` is a word that may say what the number before it
+    counts: a word that carries something ("months"; not "for", not "dollars")."""
+    if position >= len(clause.tokens) or clause.said[position] == frozenset():
+        return False  # the end, no word, or a stop word
+    return clause.tokens[position].lower not in grammar.currency_words
+
+
+def _named_yes_or_no(binding: Binding, mentions: Sequence[_Mention]) -> None:
+    """A yes/no parameter named with no yes or no next to it ("remind patient 17
+    urgently") is not left to its default, which could be the opposite of what was said."""
+    for mention in mentions:
+        param = mention.param
+        if param.kind is bool and param.name not in binding.args:
+            binding.problem = partial(yes_or_no_not_given, param.name)
+            return
 
 
 def bind(tool: ToolWords, clause: Clause, grammar: Grammar) -> Binding:
     """Steps 1 and 2: the clause's values given to the tool's parameters, by name then
     by type, and a required parameter left without one."""
     binding = Binding()
-    _bind_by_name(binding, tool, clause, grammar)
+    mentions = _bind_by_name(binding, tool, clause, grammar)
     if binding.problem is None:
-        _bind_by_type(binding, tool, clause.tokens, grammar)
+        _named_yes_or_no(binding, mentions)
+    if binding.problem is None:
+        _bind_by_type(binding, tool, clause, grammar)
     if binding.problem is None:
         missing = [p.name for p in tool.params if p.param.required and p.name not in binding.args]
         if missing:

@@ -6,6 +6,13 @@ numbers and yes/no are written. The core is a grammar over the agent's own tools
 reads a tool's name, its docstring's first paragraph and its parameters, and nothing
 written for one tool set.
 
+A turn's mood first
+    Before any clause is read as a tool, every clause's mood is read (`mood.py`, from
+    the grammar's negators, conditions, question words and hedges): a clause that is
+    negated, conditional, a question or hedged is never a step, and a turn with one is
+    not read at all, even when its other clauses are plain; its reason names that
+    clause and the words that set its mood ('it says not to: "don't"').
+
 Reading one clause
     The clause is cut into tokens (`tokens.py`): words, integers, decimals, quoted
     strings ("..." or '...', the value is what stands between the quotes) and other
@@ -21,13 +28,19 @@ Reading one clause
    named parameters as possible get one: in "2 guests 3 nights" the 3 stands next to
    both names, but only it can be the nights. When two such ways give a parameter
    different values ("guests 3 nights"), the clause is not read. The same value said
-   twice ("order 4411 ... for order 4411") is one value.
+   twice ("order 4411 ... for order 4411") is one value. A ``bool`` parameter named
+   with no yes or no next to it ("remind patient 17 urgently") makes the clause unread:
+   its default could be the opposite of what was said.
 
 2. Arguments, by type, for the values left: a decimal goes to the one ``float`` or
    ``Decimal`` parameter left; an integer to the one ``int`` parameter left (or, for a
    tool with no ``int`` parameter at all, to the one ``float``/``Decimal`` left); a
    quoted string to the one ``str`` parameter left. Two parameters of the value's type
-   left make the clause unread. Unquoted words are never bound by type.
+   left make the clause unread. Unquoted words are never bound by type. A number bound
+   by type whose next word may say what it counts ("for 2 months") is bound only when
+   that word is the tool's own (a word of its name or docstring: "40.00 back"), a
+   parameter's name, or a currency word of the grammar ("40.00 USD"): "refill
+   prescription 88 for 2 months" is not 2 days.
 
    A value that no parameter takes (a number, a quoted string, a token such as
    ``B-12``) makes the clause unread: the person said something the call would drop.
@@ -62,8 +75,8 @@ Every value bound is the text of the turn: a string is a span of it, a number is
 number written in it, converted to the parameter's type hint.
 
 The parts: `vocabulary.py` (what the core knows of a tool, worked out once per tool set),
-`binding.py` (steps 1 and 2), this module (step 3, and a turn clause by clause), `memo.py`
-(a clause of a shape read before, read again without binding).
+`mood.py` (a clause's mood), `binding.py` (steps 1 and 2), this module (step 3, and a turn
+clause by clause), `memo.py` (a clause of a shape read before, read again without binding).
 """
 
 from __future__ import annotations
@@ -72,12 +85,19 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stalwart.texts import NO_TOOL_MATCHES, NOTHING_SAID, tools_match_equally
+from stalwart.texts import (
+    NO_TOOL_MATCHES,
+    NOTHING_SAID,
+    clause_not_a_request,
+    number_with_a_word,
+    tools_match_equally,
+)
 from stalwart.tools import ToolSpec
 
 from .binding import Binding, Clause, bind, convert
 from .grammar import Grammar
-from .memo import ShapeMemo, shape_of
+from .memo import MemoEntry, Shape, ShapeMemo, shape_of
+from .mood import mood_of
 from .tokens import Token, split_clauses, tokenize
 from .vocabulary import ToolWords, vocabulary_memo
 
@@ -130,31 +150,46 @@ def _read_as(tool: ToolWords, clause: Clause, binding: Binding) -> _ToolReading:
         tool=tool,
         args=binding.args,
         at=binding.at,
-        problem=None if binding.problem is None else binding.problem(tool.spec.name),
+        problem=_problem(tool, clause, binding),
         score=(len(said & tool.name_stems), binding.named, len(said & tool.doc_stems)),
     )
 
 
+def _problem(tool: ToolWords, clause: Clause, binding: Binding) -> str | None:
+    """Why the tool cannot be the clause's reading: its binding's problem, or a number
+    bound by type whose next word may say what it counts and is no word of the tool nor
+    a parameter's name ("refill prescription 88 for 2 months": 2 is no count of days)."""
+    if binding.problem is not None:
+        return binding.problem(tool.spec.name)
+    for number, word in binding.counted:
+        if word in binding.used or not clause.said[word].isdisjoint(tool.stems):
+            continue  # a parameter's name ("21.5 eco yes"), or the tool's word ("40.00 back")
+        if any(not clause.said[word].isdisjoint(p.stems) for p in tool.params):
+            continue
+        tokens = clause.tokens
+        return number_with_a_word(tokens[number].text, tokens[word].text, tool.spec.name)
+    return None
+
+
 def read_clause(
     clause: str,
-    offset: int,
+    tokens: list[Token],
     tools: Sequence[ToolWords],
     grammar: Grammar,
     memo: ShapeMemo | None = None,
+    shape: Shape | None = None,
+    known: MemoEntry | None = None,
 ) -> Step | str:
     """The clause's step, or the reason it cannot be read.
 
     With a `memo` (one per tool set, `vocabulary_memo`), a clause of a shape read before
-    takes the same tool and the same tokens as arguments without reading again.
+    (`known`, the memo's entry for its `shape`) takes the same tool and the same tokens
+    as arguments without reading again.
     """
-    tokens = tokenize(clause, offset, grammar)
-    shape = shape_of(tokens) if memo is not None else None
-    if memo is not None and shape is not None:
-        known = memo.get(shape)
-        if known is not None:
-            tool, at = known
-            args = {name: convert(tokens[position], kind, grammar) for name, position, kind in at}
-            return Step(tool=tool, args=args, clause=clause)
+    if known is not None:
+        tool, at = known
+        args = {name: convert(tokens[position], kind, grammar) for name, position, kind in at}
+        return Step(tool=tool, args=args, clause=clause)
     outcome = _read_tokens(tokens, tools, grammar)
     if isinstance(outcome, str):
         return outcome
@@ -224,14 +259,27 @@ def _first(entry: tuple[int, _ToolReading]) -> int:
 
 
 def read(turn: str, tools: Sequence[ToolSpec], grammar: Grammar) -> Reading:
-    """Read every clause of the turn with this grammar over these tools."""
+    """Read every clause of the turn with this grammar over these tools: first every
+    clause's mood (`mood.py`), then each clause as a tool."""
     words, memo = vocabulary_memo(tools, grammar)
     clauses = split_clauses(turn, grammar)
     if not clauses:
         return Reading(steps=(), unread_clause=turn.strip(), reason=NOTHING_SAID)
-    steps: list[Step] = []
+    cut: list[tuple[str, list[Token], Shape | None, MemoEntry | None]] = []
     for clause, offset in clauses:
-        outcome = read_clause(clause, offset, words, grammar, memo)
+        tokens = tokenize(clause, offset, grammar)
+        shape = shape_of(tokens)
+        known = memo.get(shape) if shape is not None else None
+        found = mood_of(
+            clause, offset, tokens, grammar.moods, words, words_known_plain=known is not None
+        )
+        if found is not None:
+            reason = clause_not_a_request(found.mood.value, found.words)
+            return Reading(steps=(), unread_clause=clause, reason=reason)
+        cut.append((clause, tokens, shape, known))
+    steps: list[Step] = []
+    for clause, tokens, shape, known in cut:
+        outcome = read_clause(clause, tokens, words, grammar, memo, shape, known)
         if isinstance(outcome, str):
             return Reading(steps=(), unread_clause=clause, reason=outcome)
         steps.append(outcome)

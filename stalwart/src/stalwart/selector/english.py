@@ -3,10 +3,28 @@
 What this module decides (the shared core, `core.py`, does the rest):
 
 Clauses
-    A turn splits into clauses on ``, then``, ``then``, ``and then``, ``, and then`` and
-    ``;`` -- case-insensitive, whole words only, never inside a quoted string. A bare
-    ``and`` does not split: "charge order 4411 and refund it" is one clause, and that
-    clause names two tools, so it is not read.
+    A turn splits into clauses on ``, then``, ``then``, ``and then``, ``, and then``,
+    ``;``, ``, but`` and ``but`` -- case-insensitive, whole words only, never inside a
+    quoted string. A bare ``and`` does not split: "charge order 4411 and refund it" is
+    one clause, and that clause names two tools, so it is not read. "but" splits so that
+    a negation after it is read in its own clause ("freeze card 4411, but don't send the
+    statement": the clause refused is "don't send the statement").
+
+Moods
+    A clause that is negated, conditional, a question or hedged is never a step
+    (`mood.py` reads them; the words are here, as data):
+
+    - negators, anywhere: "not", "never", "don't"/"do not", "no need to", "without",
+      "instead of", "hold off", ... and any word ending in "n't" ("shouldn't");
+    - conditions, anywhere: "if", "unless", "when", "whenever", "only if", "in case",
+      "as long as", "provided", "until", ...;
+    - questions: "whether" or "what if" anywhere; at a clause's start (after fillers
+      such as "so", "ok", "well") a question word ("what", "why", "how", "which", ...),
+      or a verb before its subject ("should I", "do we", "is it", "can I", "has", ...);
+      and a question mark anywhere outside quotes. "Can you ..." and "could you ..."
+      with no question mark are requests, as people write them;
+    - hedges, anywhere: "maybe", "perhaps", "possibly", "probably", "might", "may",
+      "I think", "I guess", "not sure", ....
 
 Stop words
     Words such as "the", "for", "at", "a", "please" carry nothing: they never name a
@@ -33,14 +51,16 @@ from __future__ import annotations
 
 import re
 
-from .grammar import Grammar
+from .grammar import Grammar, Moods
 
 # The comma and spaces before "then" belong to the separator. A match may begin on spaces
 # only where no space or comma stands before them: the match starting one earlier would
 # have been found first anyway, and without the look-behind every space of a long run of
 # them began an attempt that scanned the rest of the run (the square of its length).
 _BEFORE = r"(?:,|(?<![\s,]))\s*"
-CLAUSE_SEPARATOR = re.compile(rf"{_BEFORE}\band\s+then\b|{_BEFORE}\bthen\b|;", re.IGNORECASE)
+# The words share one look-behind and one ``\b`` before them: one attempt per position,
+# not one per word (a third word as its own alternative cost a sixth of a turn).
+CLAUSE_SEPARATOR = re.compile(rf"{_BEFORE}\b(?:and\s+then|then|but)\b|;", re.IGNORECASE)
 
 _STOP_WORDS_TEXT = """
     a an the this that these those it its it's my our your their his her me us i we you
@@ -49,6 +69,118 @@ _STOP_WORDS_TEXT = """
     some any all there here up
 """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+# --- moods (`mood.py`): phrases, lower-case, words one after another ---
+
+
+def _phrases(text: str) -> frozenset[str]:
+    """One phrase a line."""
+    return frozenset(line.strip() for line in text.strip().splitlines())
+
+
+NEGATORS = _phrases("""
+    not
+    never
+    nor
+    neither
+    don't
+    dont
+    do not
+    does not
+    doesnt
+    did not
+    didnt
+    cant
+    can not
+    cannot
+    wont
+    will not
+    should not
+    shouldnt
+    must not
+    mustnt
+    no need
+    no need to
+    no longer
+    without
+    instead of
+    rather than
+    except
+    avoid
+    refrain
+    hold off
+    forget
+""")
+NEGATING_ENDINGS = frozenset({"n't"})  # "shouldn't", "won't", "isn't": "n’t" is read as "n't"
+CONDITIONALS = _phrases("""
+    if
+    unless
+    when
+    whenever
+    only if
+    in case
+    as long as
+    as soon as
+    provided
+    providing
+    assuming
+    supposing
+    until
+    otherwise
+    else
+""")
+QUESTIONS = _phrases("""
+    whether
+    what if
+""")
+HEDGES = _phrases("""
+    maybe
+    perhaps
+    possibly
+    probably
+    might
+    may
+    i think
+    i guess
+    i suppose
+    i wonder
+    not sure
+    unsure
+""")
+_QUESTION_WORDS = "what what's whats why how which who whom whose where"
+_VERBS_BEFORE_A_SUBJECT = "is are am was were does did has had"  # never begin a request
+_VERBS_BEFORE_I_OR_WE = "do have should shall can could may must would will might"
+_SUBJECTS = "i we it this that there"  # not "you": "could you ..." is a request
+_WHEN_ASKING = "when can, when is, when are, when will, when do, when does, when did"
+QUESTION_OPENERS = frozenset(
+    [
+        *_QUESTION_WORDS.split(),
+        *_VERBS_BEFORE_A_SUBJECT.split(),
+        *(
+            f"{verb} {subject}"
+            for verb in _VERBS_BEFORE_I_OR_WE.split()
+            for subject in _SUBJECTS.split()
+        ),
+        *(phrase.strip() for phrase in _WHEN_ASKING.split(",")),
+    ]
+)
+FILLERS = frozenset({"so", "ok", "okay", "well", "hey", "hi", "and", "also", "now", "um", "oh"})
+
+# Words that may follow an amount and add nothing to it ("40 cents" is not 40, so not here).
+_CURRENCY_WORDS = frozenset(
+    ["usd", "eur", "gbp", "dollar", "dollars", "euro", "euros", "pound", "pounds", "bucks"]
+)
+
+MOODS = Moods(
+    negators=NEGATORS,
+    negating_endings=NEGATING_ENDINGS,
+    conditionals=CONDITIONALS,
+    questions=QUESTIONS,
+    hedges=HEDGES,
+    question_openers=QUESTION_OPENERS,
+    fillers=FILLERS,
+    question_marks="?",
+)
 
 GRAMMAR = Grammar(
     language="english",
@@ -61,4 +193,6 @@ GRAMMAR = Grammar(
     integer=re.compile(r"[+-]?[0-9]+"),
     decimal=re.compile(r"[+-]?[0-9]+\.[0-9]+"),
     number_marks="#$€£",
+    moods=MOODS,
+    currency_words=_CURRENCY_WORDS,
 )

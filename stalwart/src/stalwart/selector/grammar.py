@@ -1,18 +1,92 @@
 """What a language supplies to the selector: a `Grammar`.
 
 A grammar is data: how a turn splits into clauses, which words carry nothing, which
-snowballstemmer algorithm stems its words, how it writes integers, decimals and yes/no.
-`english.py` holds the English one; the core (`core.py`) reads any of them the same way.
+snowballstemmer algorithm stems its words, how it writes integers, decimals and yes/no,
+and which words make a clause no plain request (`Moods`: its negators, conditions,
+questions and hedges). `english.py` holds the English one; the core (`core.py`, `mood.py`)
+reads any of them the same way.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import Enum
 
 import snowballstemmer
+
+
+class Mood(Enum):
+    """What makes a clause no plain request, and never a step (`mood.py`)."""
+
+    NEGATED = "negated"  # "don't charge ...": the person said not to
+    CONDITIONAL = "conditional"  # "if ...", "... unless ...": it hangs on what is not known
+    QUESTION = "question"  # "should I ...?": it asks, it does not ask for
+    HEDGED = "hedged"  # "maybe ...": the person is not sure
+
+    __hash__ = object.__hash__  # by identity, as `Kind`: members are singletons
+
+
+Phrase = tuple[str, ...]  # lower-case words, as a clause says them one after another
+
+
+@dataclass(frozen=True)
+class Moods:
+    """The words a language marks a clause's mood with, as data (`mood.py` reads them).
+
+    Each phrase is words one after another ("do not", "only if"); a clause says it when
+    its words say it, whole words only, case aside ("knot" says no "not"). Quoted strings
+    are values and say none.
+    """
+
+    negators: frozenset[str] = frozenset()  # anywhere in a clause: "not", "do not"
+    negating_endings: frozenset[str] = frozenset()  # a word ending so: "n't"
+    conditionals: frozenset[str] = frozenset()  # anywhere: "if", "unless", "only if"
+    questions: frozenset[str] = frozenset()  # anywhere: "whether"
+    hedges: frozenset[str] = frozenset()  # anywhere: "maybe", "perhaps"
+    question_openers: frozenset[str] = frozenset()  # at a clause's start: "should i", "what"
+    fillers: frozenset[str] = frozenset()  # may stand before an opener: "so", "ok"
+    question_marks: str = ""  # a character that makes its clause a question: "?"
+    # The phrases by their first word, longest first, with their mood (made from the above).
+    anywhere: Mapping[str, tuple[tuple[Phrase, Mood], ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    opening: Mapping[str, tuple[tuple[Phrase, Mood], ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    # Every word a phrase of either starts with: a clause saying none, and no negating
+    # ending, sets no mood by its words (`mood.py` looks no further).
+    starts: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        anywhere = (
+            (self.negators, Mood.NEGATED),
+            (self.conditionals, Mood.CONDITIONAL),
+            (self.questions, Mood.QUESTION),
+            (self.hedges, Mood.HEDGED),
+        )
+        object.__setattr__(self, "anywhere", _by_first_word(anywhere))
+        object.__setattr__(
+            self, "opening", _by_first_word([(self.question_openers, Mood.QUESTION)])
+        )
+        object.__setattr__(self, "starts", frozenset(self.anywhere) | frozenset(self.opening))
+
+
+def _by_first_word(
+    groups: Iterable[tuple[frozenset[str], Mood]],
+) -> dict[str, tuple[tuple[Phrase, Mood], ...]]:
+    found: dict[str, list[tuple[Phrase, Mood]]] = {}
+    for phrases, mood in groups:
+        for text in phrases:
+            phrase = tuple(text.lower().split())
+            found.setdefault(phrase[0], []).append((phrase, mood))
+    return {
+        word: tuple(sorted(entries, key=lambda entry: -len(entry[0])))
+        for word, entries in found.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -30,6 +104,10 @@ class Grammar:
     decimal: re.Pattern[str]
     number_marks: str = ""  # characters allowed before a number and not part of it
     decimal_point: str = "."  # how `decimal` writes the point ("40,00" in Portuguese)
+    # What makes a clause no plain request: never a step (`mood.py`).
+    moods: Moods = field(default_factory=Moods)
+    # Words that may follow an amount and say nothing more of it ("25.00 USD", "40 dollars").
+    currency_words: frozenset[str] = frozenset()
 
     def stem(self, word: str) -> str:
         return _stem(self.language, word.lower())

@@ -12,7 +12,7 @@ from typing import Any
 
 from stalwart.tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec
 
-from .grammar import Grammar
+from .grammar import Grammar, Phrase
 from .memo import ShapeMemo
 from .tokens import word_parts
 
@@ -54,6 +54,9 @@ class ToolWords:
     has_int: bool  # whether any parameter takes an int
     # Tools with equal signatures bind a clause's values the same way (`Binding`).
     signature: Hashable
+    # Its name and its parameters' names as words ("do not disturb"), those that say a
+    # word of the grammar's moods: said in full, they are the tool's words (`mood.py`).
+    phrases: tuple[Phrase, ...]
 
     @staticmethod
     def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
@@ -70,6 +73,7 @@ class ToolWords:
             by_length=tuple(sorted(params, key=lambda p: -len(p.stems))),
             has_int=any(p.kind is int for p in params),
             signature=_signature(spec, params),
+            phrases=_mood_phrases([spec.name, *(p.name for p in params)], grammar),
             stems=name_stems | doc_stems,
         )
 
@@ -86,6 +90,20 @@ def _signature(spec: ToolSpec, params: tuple[ParamWords, ...]) -> Hashable:
     except TypeError:  # a hint that cannot be hashed: the tool shares its binding with none
         return ("tool", id(spec))
     return signature
+
+
+def _mood_phrases(names: Sequence[str], grammar: Grammar) -> tuple[Phrase, ...]:
+    moods = grammar.moods
+    starts = moods.anywhere.keys() | moods.opening.keys()
+    found: list[Phrase] = []
+    for name in names:
+        phrase = tuple(_name_parts(name))
+        if any(
+            word in starts or any(word.endswith(e) for e in moods.negating_endings)
+            for word in phrase
+        ):
+            found.append(phrase)
+    return tuple(found)
 
 
 def _content_stems(text: str, grammar: Grammar) -> frozenset[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 # --- why the selector did not read a clause (selector/core.py) ---
 
@@ -31,3 +31,31 @@ def value_unclear(argument: str, values: Sequence[str], tool: str) -> str:
 
 def no_argument_for(value: str, tool: str) -> str:
     return f"{tool} has no argument for {value}"
+
+
+def yes_or_no_not_given(argument: str, tool: str) -> str:
+    """A yes/no parameter named with no yes or no next to it ("remind patient 17
+    urgently"): its default could be the opposite of what was meant."""
+    return f"{argument} of {tool} is named without a yes or no"
+
+
+def number_with_a_word(number: str, word: str, tool: str) -> str:
+    """A number bound by type while the word after it says what it counts ("2 months")."""
+    return f"{tool} has no argument for {number} {word}"
+
+
+# --- a clause that is no plain request (selector/mood.py): never a step ---
+
+# Each reason is followed by the words of the clause that set its mood, as written:
+# 'it says not to: "don't"', and in a reply: I could not read "don't send the statement
+# for account alice" (it says not to: "don't"), so nothing ran.
+MOOD_REASONS: Mapping[str, str] = {
+    "negated": "it says not to",
+    "conditional": "it sets a condition",
+    "question": "it asks a question",
+    "hedged": "it is not certain",
+}
+
+
+def clause_not_a_request(mood: str, words: str) -> str:
+    return f'{MOOD_REASONS[mood]}: "{words}"'

@@ -1,0 +1,189 @@
+"""A clause's mood: a plain request, or negated, conditional, a question or hedged.
+
+A step is only ever read from a plain request. A clause that says not to ("don't charge
+order 4411"), that hangs on a condition ("if the balance is low, transfer ..."), that
+asks ("should I freeze card 4411?") or that is not sure ("maybe send the statement") is
+never a step, whichever tool its other words name: the core (`core.py`) reads every
+clause's mood before it reads any clause as a tool, and a turn with one such clause is
+not read at all, its reason naming the clause and the words that set its mood.
+
+How the mood is read
+    The words are the language's, declared as data in its grammar (`Grammar.moods`, a
+    `Moods`: English's are in `english.py`); this module knows no language. It reads
+    the clause's tokens (`tokens.py`) left to right:
+
+    - a phrase of the grammar's negators, conditionals, question words or hedges,
+      anywhere in the clause ("do not", "unless", "whether", "perhaps"), or a word with
+      a negating ending ("shouldn't");
+    - a question opener at the clause's start, after any fillers ("should I ...",
+      "so, what ...", "is card 4411 ..."): only there, since "should" or "is" elsewhere
+      asks nothing;
+    - a question mark anywhere outside a quoted string.
+
+    The first found sets the mood; of two phrases starting at one word, the longer
+    ("not sure" is hedged; "not" alone is negated).
+
+Scope
+    A mood's scope is the clause it stands in, and all of it: the clause is the unit a
+    step is read from, and a negation or a condition anywhere in it bears on that step
+    ("transfer 25.00 ... unless the balance is low"). Clauses are cut by the grammar's
+    separators ("then", ";", "but"), so in "freeze card 4411, but don't send the
+    statement" the negation's clause is "don't send the statement", and it is that
+    clause the reason names.
+
+    A turn with such a clause is refused whole, even when its other clauses are plain:
+    the person who wrote "freeze card 4411, but don't send the statement" gave the turn
+    as one, and running only its plain half would act on a turn the selector has just
+    said it did not understand in full. The reply names the clause and why; with
+    `on_unread: model` the turn goes to the model, as any turn not read does.
+
+What is no mood word
+    Words are matched whole, so a value or a word that only contains one is none
+    ("knot", "Notley", "cannot" is, as "can not"). A quoted string is a value and says
+    nothing here ("check schedule doctor 'Not Available'"). A tool's or a parameter's
+    own name said in full is the tool's ("set do not disturb" for a tool named
+    ``do_not_disturb``). Any other mood word is read as one, also where a value could
+    stand: a value that is such a word is written between quotes.
+
+The work is one pass over the clause's tokens, each looked up in a table of phrases by
+their first word; a clause read before (`memo.py`: its shape holds every word) is known
+plain, so only its question mark is looked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .grammar import Mood, Moods, Phrase
+from .tokens import QUOTED, Kind, Token, has_quote
+from .vocabulary import ToolWords
+
+
+@dataclass(frozen=True)
+class MoodFound:
+    """Why a clause is no plain request: its mood, and the words that set it as written."""
+
+    mood: Mood
+    words: str
+
+
+def mood_of(
+    clause: str,
+    offset: int,
+    tokens: Sequence[Token],
+    moods: Moods,
+    tools: Sequence[ToolWords],
+    *,
+    words_known_plain: bool = False,
+) -> MoodFound | None:
+    """The clause's mood, or None for a plain request; see the module's docstring.
+
+    `offset` is where the clause starts in the turn (its tokens' `start` are in the
+    turn). `words_known_plain`: a clause of this shape was read before (`memo.py`), so
+    its words set no mood and only a question mark is looked for.
+    """
+    if not words_known_plain and _may_say(clause, tokens, moods):
+        found = _said(clause, offset, tokens, moods, tools)
+        if found is not None:
+            return found
+    at = question_mark(clause, moods.question_marks)
+    if at >= 0:
+        return MoodFound(Mood.QUESTION, clause[at])
+    return None
+
+
+def _may_say(clause: str, tokens: Sequence[Token], moods: Moods) -> bool:
+    """Whether the clause's words may set a mood: one of them starts a phrase, or one
+    may have a negating ending, or a curly apostrophe stands in one ("don’t"). Made of
+    set and substring look-ups, so a plain clause read anew costs little more."""
+    lowered = clause.lower()
+    if "\u2019" in lowered or any(ending in lowered for ending in moods.negating_endings):
+        return True
+    word = Kind.WORD
+    return not moods.starts.isdisjoint([t.lower for t in tokens if t.kind is word])
+
+
+def _said(
+    clause: str,
+    offset: int,
+    tokens: Sequence[Token],
+    moods: Moods,
+    tools: Sequence[ToolWords],
+) -> MoodFound | None:
+    words = [_word(token) for token in tokens]
+    opener = 0
+    while opener < len(words) and words[opener] in moods.fillers:
+        opener += 1
+    anywhere, opening, endings = moods.anywhere, moods.opening, moods.negating_endings
+    for position, word in enumerate(words):
+        if word is None:
+            continue
+        found = _longest(words, position, anywhere)
+        if position == opener:
+            found = _longer(_longest(words, position, opening), found)
+        if found is None and any(word.endswith(e) and word != e for e in endings):
+            found = ((word,), Mood.NEGATED)
+        if found is None:
+            continue
+        phrase, mood = found
+        if _in_a_name(words, position, len(phrase), tools):
+            continue
+        last = tokens[position + len(phrase) - 1]
+        start, end = tokens[position].start - offset, last.start + len(last.text) - offset
+        return MoodFound(mood, clause[start:end])
+    return None
+
+
+def _word(token: Token) -> str | None:
+    """A word as the moods' phrases write it: lower-case, with a straight apostrophe."""
+    if token.kind is not Kind.WORD:
+        return None
+    return token.lower.replace("\u2019", "'")
+
+
+_Entry = tuple[Phrase, Mood]
+
+
+def _longest(
+    words: Sequence[str | None], position: int, table: Mapping[str, tuple[_Entry, ...]]
+) -> _Entry | None:
+    """The longest phrase of the table the words say from `position` on."""
+    word = words[position]
+    for phrase, mood in table.get(word, ()) if word is not None else ():
+        if tuple(words[position : position + len(phrase)]) == phrase:
+            return phrase, mood
+    return None
+
+
+def _longer(first: _Entry | None, second: _Entry | None) -> _Entry | None:
+    """The longer of two phrases found at one word; `first` on a tie."""
+    if first is None or (second is not None and len(second[0]) > len(first[0])):
+        return second
+    return first
+
+
+def _in_a_name(
+    words: Sequence[str | None], position: int, length: int, tools: Sequence[ToolWords]
+) -> bool:
+    """Whether words [position, position + length) stand inside a tool's or a parameter's
+    name said in full ("do not disturb" for ``do_not_disturb``): then they are its words."""
+    for tool in tools:
+        for name in tool.phrases:
+            if len(name) < length:
+                continue
+            for first in range(max(0, position + length - len(name)), position + 1):
+                if tuple(words[first : first + len(name)]) == name:
+                    return True
+    return False
+
+
+def question_mark(clause: str, marks: str) -> int:
+    """Where the clause's first question mark outside a quoted string is, or -1."""
+    found = [at for at in map(clause.find, marks) if at >= 0]  # most clauses: none
+    if not found:
+        return -1
+    if has_quote(clause):  # a quoted string is a value: blanked, so positions hold
+        text = QUOTED.sub(lambda quoted: " " * len(quoted.group()), clause)
+        found = [at for at in map(text.find, marks) if at >= 0]
+    return min(found) if found else -1
