@@ -3,9 +3,11 @@
 conftest.py imports these names, so every test module can ask for them:
 
 - `pg_server` (session): one server for the whole run, stopped at the end even when the
-  run fails. When none can be started, tests that need it are skipped and the reason is
-  printed at the end of the run; with `CI` set they fail instead, since CI must run them.
-- `pg_url`: a fresh, empty database on that server for one test.
+  run fails; every database the suite made and left is dropped first. When none can be
+  started, tests that need it are skipped and the reason is printed at the end of the run;
+  with `CI` set they fail instead, since CI must run them.
+- `pg_url`: a fresh, empty database on that server for one test, dropped when the test ends
+  (connections it left open are closed), so a suite's databases never pile up.
 - `BACKENDS`: the params of a fixture run once per record backend ("sqlite",
   "postgres"); the postgres case carries the `postgres` marker.
 """
@@ -41,13 +43,17 @@ def pg_server() -> Iterator[PostgresServer]:
     atexit.register(server.stop)  # also stopped if the run is cut short before teardown
     try:
         yield server
+        server.drop_databases()  # after the suite: whatever a test made and left
     finally:
         server.stop()
 
 
 @pytest.fixture
-def pg_url(pg_server: PostgresServer) -> str:
-    return pg_server.create_database(f"t{os.getpid()}_{next(_database_numbers)}")
+def pg_url(pg_server: PostgresServer) -> Iterator[str]:
+    name = f"t{os.getpid()}_{next(_database_numbers)}"
+    url = pg_server.create_database(name)
+    yield url
+    pg_server.drop_database(name)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -2,9 +2,11 @@
 
 `start_postgres()` runs `initdb` into a fresh temporary folder, starts the server with
 `pg_ctl` on 127.0.0.1 at a free port (and a unix socket in the same folder), trust
-authentication, and creates one database. `stop()` stops it (`pg_ctl stop -m fast`) and
-removes the folder. initdb refuses to run as root, so as root every server command runs
-as the `postgres` system user (`runuser -u postgres --`), and the folder is given to it.
+authentication, and creates one database. `create_database` makes more, `drop_database`
+drops one (closing what is still connected to it) and `drop_databases` every one it made.
+`stop()` stops it (`pg_ctl stop -m immediate`) and removes the folder. initdb refuses to
+run as root, so as root every server command runs as the `postgres` system user
+(`runuser -u postgres --`), and the folder is given to it.
 
 The binaries are looked for in `$STALWART_PG_BIN` (when set, only there), else in
 `pg_config --bindir`, then beside an `initdb` on PATH, then in
@@ -50,6 +52,7 @@ class PostgresServer:
     run_as: str | None
     database: str
     started_in_secs: float = 0.0
+    made: list[str] = field(default_factory=list)  # the databases made and not yet dropped
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -65,11 +68,25 @@ class PostgresServer:
 
     def create_database(self, name: str) -> str:
         """A new empty database on this server; returns its URL."""
-        if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
-            raise ValueError(f"database name {name!r}: lower-case letters, digits and _ only")
+        _check_name(name)
         with psycopg.connect(self.url("postgres"), autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{name}"')
+        self.made.append(name)
         return self.url(name)
+
+    def drop_database(self, name: str) -> None:
+        """Drop a database, closing every connection still open to it (one a test left
+        open, a server process it left running): nothing of it outlives its use."""
+        _check_name(name)
+        with psycopg.connect(self.url("postgres"), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if name in self.made:
+            self.made.remove(name)
+
+    def drop_databases(self) -> None:
+        """Drop every database `create_database` made that is still there."""
+        for name in list(self.made):
+            self.drop_database(name)
 
     def stop(self) -> None:
         """Stop the server and remove its folder; safe to call twice.
@@ -91,6 +108,11 @@ class PostgresServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def _check_name(name: str) -> None:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+        raise ValueError(f"database name {name!r}: lower-case letters, digits and _ only")
 
 
 def find_bin_dir() -> Path | None:
