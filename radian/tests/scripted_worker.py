@@ -14,9 +14,13 @@ A step's "do" is one of:
   sleep    sleep "secs" seconds, then act as "then" (another step)
 Other keys: "outcome", "session" (default: the resumed one, else "sess-<attempt>"),
 "cost" (the session total the Result reports), "model_error" (an object), "emit" (text
-printed as it is before the Result).
+printed as it is before the Result), "progress" (a cost: a progress line naming the session
+and what it has spent so far, printed before anything else), "stderr" (a line printed on
+stderr first), "file" (the file a commit writes, default "work-{attempt}.txt"; {task} and
+{attempt} filled in).
 Every attempt keeps what it read on stdin (the brief arc sent it) in
-<scenario folder>/sent/<task>-<attempt>.md (sent_path).
+<scenario folder>/sent/<task>-<attempt>.md (sent_path), and appends "<task> <attempt>
+<worktree>" to <scenario folder>/ran.log (ran_path): which clone ran what.
 """
 
 from __future__ import annotations
@@ -38,7 +42,18 @@ def main() -> int:
     keep_what_was_sent(scenario_path.parent, attempt)
     scenario = scenario.get(os.environ.get("RADIAN_ARC_TASK", ""), scenario)
     step = scenario.get(attempt, scenario.get("default", {"do": "crash"}))
+    if "stderr" in step:
+        print(step["stderr"], file=sys.stderr, flush=True)
+    if "progress" in step:
+        report = {"type": "progress", "session_id": session_of(step, attempt),
+                  "cost_usd": step["progress"]}  # fmt: skip
+        print(json.dumps(report), flush=True)
     return act(step, attempt)
+
+
+def ran_path(folder: Path) -> Path:
+    """Where every attempt notes its task, attempt and worktree, one line each."""
+    return folder / "ran.log"
 
 
 def sent_path(folder: Path, task: str, attempt: str) -> Path:
@@ -50,6 +65,13 @@ def keep_what_was_sent(folder: Path, attempt: str) -> None:
     path = sent_path(folder, os.environ.get("RADIAN_ARC_TASK", "task"), attempt)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(sys.stdin.read(), encoding="utf-8")
+    line = f"{os.environ.get('RADIAN_ARC_TASK', 'task')} {attempt} {Path.cwd()}\n"
+    with ran_path(folder).open("a", encoding="utf-8") as ran:
+        ran.write(line)
+
+
+def session_of(step: dict[str, Any], attempt: str) -> str:
+    return step.get("session") or os.environ.get("RADIAN_ARC_SESSION_ID") or f"sess-{attempt}"
 
 
 def act(step: dict[str, Any], attempt: str) -> int:
@@ -73,7 +95,8 @@ def act(step: dict[str, Any], attempt: str) -> int:
         time.sleep(float(step.get("secs", 1)))
         return act(step.get("then", {"do": "result", "outcome": "failed"}), attempt)
     if step.get("commit"):
-        commit_and_push(attempt, push=step.get("push", True))
+        commit_and_push(attempt, push=step.get("push", True),
+                        file=step.get("file", "work-{attempt}.txt"))  # fmt: skip
     print(json.dumps({"type": "progress", "text": "done thinking"}), flush=True)
     if "emit" in step:
         print(step["emit"], flush=True)
@@ -82,7 +105,7 @@ def act(step: dict[str, Any], attempt: str) -> int:
 
 
 def result(step: dict[str, Any], attempt: str) -> dict[str, Any]:
-    session = step.get("session") or os.environ.get("RADIAN_ARC_SESSION_ID") or f"sess-{attempt}"
+    session = session_of(step, attempt)
     outcome = step.get("outcome", "completed")
     if step.get("format", "radian") == "claude":
         subtypes = {
@@ -110,9 +133,9 @@ def result(step: dict[str, Any], attempt: str) -> dict[str, Any]:
     return document
 
 
-def commit_and_push(attempt: str, *, push: bool) -> None:
+def commit_and_push(attempt: str, *, push: bool, file: str) -> None:
     task = os.environ.get("RADIAN_ARC_TASK", "")
-    Path(f"work-{attempt}.txt").write_text(f"{task} attempt {attempt}\n")
+    Path(file.format(task=task, attempt=attempt)).write_text(f"{task} attempt {attempt}\n")
     subprocess.run(["git", "add", "-A"], check=True)
     subprocess.run(["git", "commit", "-q", "-m", f"work of attempt {attempt}"], check=True)
     if push:

@@ -92,7 +92,7 @@ def test_cancel_of_a_task_not_running_and_of_a_failed_one(git_repo: Path, clock:
         commands.cancel(store, clock, "nope")
 
 
-def test_ctrl_c_stops_workers_and_records_a_terminated_attempt(
+def test_ctrl_c_stops_workers_and_records_an_interrupted_attempt(
     git_repo: Path, clock: FakeClock, scripted_worker: Worker
 ) -> None:
     write_config(git_repo, scripted_worker({"default": {"do": "silent"}}),
@@ -112,9 +112,9 @@ def test_ctrl_c_stops_workers_and_records_a_terminated_attempt(
     assert run.returncode == 130, err
     assert "interrupted: workers stopped, every task file written" in out
     record = attempt_result(git_repo, "t", "001")
-    assert record["class"] == "infrastructure"
-    assert record["row"] == "terminated (no Result, a crash or a kill)"
-    assert task(git_repo, "t").state == "todo.retry_wait"
+    assert record["class"] == "interrupted"
+    assert record["row"] == "interrupted (arc stopped the worker: Ctrl-C, SIGTERM, a restart)"
+    assert task(git_repo, "t").state == "todo.ready"
     every_json_file_is_whole(git_repo)
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from radian.arc.worker import ModelError, parse_result
+from radian.arc.worker.formats import CostScope, CostSeen, cost_seen, session_seen
 
 pytestmark = pytest.mark.unit
 
@@ -267,3 +268,19 @@ def test_claude_verbose_json_array() -> None:
     printed = json.dumps([{"type": "system", "subtype": "init"}, claude(session_id="arr")])
     result = parse_result(printed, now=NOW)
     assert result is not None and result.session_id == "arr"
+
+
+def test_a_progress_line_tells_the_session_and_the_cost_so_far_without_a_result() -> None:
+    lines = [
+        {"type": "progress", "text": "thinking"},
+        {"type": "progress", "session_id": "s-1", "cost_usd": 0.25},
+        {"type": "progress", "cost_usd": float("nan")},  # no amount: passed over
+        {"type": "progress", "cost_usd": -1},
+    ]
+    stdout = "\n".join(json.dumps(line) for line in lines) + "\n"
+    assert parse_result(stdout) is None  # a progress line is no Result
+    assert session_seen(stdout) == "s-1"
+    assert cost_seen(stdout) == CostSeen(0.25, CostScope.SESSION_TOTAL)
+    process = json.dumps({"type": "progress", "cost_usd": 0.01, "cost_scope": "process"})
+    assert cost_seen(process) == CostSeen(0.01, CostScope.PROCESS)
+    assert cost_seen(json.dumps({"type": "progress", "session_id": "s-2"})) is None

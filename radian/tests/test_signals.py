@@ -31,6 +31,7 @@ Worker = Callable[..., list[str]]
 RADIAN = str(Path(sys.executable).parent / "radian")
 FAKE_NOW = "2026-11-30T07:00:00Z"
 TERMINATED = "terminated (no Result, a crash or a kill)"
+INTERRUPTED = "interrupted (arc stopped the worker: Ctrl-C, SIGTERM, a restart)"
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
@@ -114,8 +115,9 @@ def test_ctrl_c_twice_kills_the_workers_exits_130_and_cancels_nothing(
     assert "Traceback" not in text
     assert text.endswith("interrupted: workers stopped, every task file written\n")
     for name in ("t", "u"):
-        assert task(git_repo, name).state == State.RETRY_WAIT
-        assert attempt_result(git_repo, name, "001")["row"] == TERMINATED
+        # Killed by the second Ctrl-C, still arc's own stop: interrupted, no retry used.
+        assert (task(git_repo, name).state, task(git_repo, name).retry_count) == (State.READY, 0)
+        assert attempt_result(git_repo, name, "001")["row"] == INTERRUPTED
     again = run_once(git_repo)
     assert again.returncode == 0 and "cancelled" not in again.stdout
 
@@ -131,8 +133,8 @@ def test_sigterm_stops_run_like_ctrl_c_and_exits_143(
         run.send_signal(signal.SIGTERM)  # to run alone, as systemd's stop does
         assert run.wait(timeout=60) == 143, out.read_text()
     assert out.read_text().endswith("interrupted: workers stopped, every task file written\n")
-    assert task(git_repo, "t").state == State.RETRY_WAIT
-    assert attempt_result(git_repo, "t", "001")["row"] == TERMINATED
+    assert task(git_repo, "t").state == State.READY
+    assert attempt_result(git_repo, "t", "001")["row"] == INTERRUPTED
     worker_pid = int(attempt_file(git_repo, "t", "001", "worker.pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(worker_pid, 0)

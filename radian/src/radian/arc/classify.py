@@ -1,10 +1,17 @@
 """The chapter's table: one attempt's result maps to one class and one next state.
 
 Read `TABLE` beside "Failures, retries and the budget": one row per line of the chapter, in
-the same order. `next_step` RETRY means "a retry": retry_wait, or failed.exhausted /
-todo.paused_budget when the limit or the budget says so (decided in loop.apply_attempt_end).
-A Result whose model_error.kind is unavailable or usage_limit turns a retry into a model
-wait ("A worker wait on an unavailable model").
+the same order, then the rows that are ours (`Row.ours`: not in the chapter, documented in
+radian/README.md as arc's own). `next_step` RETRY means "a retry": retry_wait, or
+failed.exhausted / todo.paused_budget when the limit or the budget says so (decided in
+settle). A Result whose model_error.kind is unavailable or usage_limit turns a retry into a
+model wait ("A worker wait on an unavailable model").
+
+Our row: `interrupted`, an attempt arc stopped itself (Ctrl-C or SIGTERM of `run` or
+`start`, which is what a service restart sends). A stop is not a failure: no retry is used,
+no counter moves, the cost the worker reported so far counts, and the task is claimable at
+once (todo.ready; todo.paused_budget when that cost used a budget up) with its session kept
+for the next attempt to resume.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ class Next(StrEnum):
     RETRY = "retry"
     CANCELLED = "failed.cancelled"
     VERIFY_AT_ONCE = "review.verifying, verified at once"
+    # ours: claimable again at once, no retry used (todo.paused_budget when a budget is used up)
+    READY_AGAIN = "todo.ready, no retry used"
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,7 @@ class Row:
     result: str  # the chapter's words
     failure_class: str | None  # None: the chapter's "—"
     next_step: Next
+    ours: bool = False  # not a row of the chapter: arc's own (radian/README.md)
 
 
 TABLE: tuple[Row, ...] = (
@@ -52,16 +62,24 @@ TABLE: tuple[Row, ...] = (
     Row("cancel", "cancelled by radian arc cancel", "cancel", Next.CANCELLED),
     Row("reverify", "reverify (no worker: radian arc reverify)", "reverify",
         Next.VERIFY_AT_ONCE),
+    # ours, after the chapter's fifteen
+    Row("interrupted", "interrupted (arc stopped the worker: Ctrl-C, SIGTERM, a restart)",
+        "interrupted", Next.READY_AGAIN, ours=True),
 )  # fmt: skip
+
+# The chapter's own rows, in its order (each keeps the chapter's class and next state).
+CHAPTER_TABLE: tuple[Row, ...] = tuple(row for row in TABLE if not row.ours)
 
 ROWS: dict[str, Row] = {row.key: row for row in TABLE}
 
 # The outcomes a worker's Result may carry that this build knows (each its own row).
 KNOWN_OUTCOMES = frozenset({"refused", "failed", "incomplete", "budget_exceeded", "cancelled"})
 # wrapper_class of an AttemptEnd: the row it selects, before the Result is looked at.
-# "stopped_by_arc": arc stopped the worker itself (Ctrl-C, SIGTERM, recovery): a kill.
+# "interrupted": arc's Ctrl-C or SIGTERM stopped the worker (our row). "stopped_by_arc": arc
+# stopped it for another reason (an earlier build's recovery): a kill, so terminated.
 WRAPPER_ROWS = {"cancelled": "cancel", "stall": "stall", "wall_time": "wall_time",
-                "lock_held": "lock_held", "stopped_by_arc": "terminated"}  # fmt: skip
+                "lock_held": "lock_held", "interrupted": "interrupted",
+                "stopped_by_arc": "terminated"}  # fmt: skip
 MODEL_WAIT_KINDS = frozenset({"unavailable", "usage_limit"})
 
 
@@ -86,19 +104,19 @@ class Classification:
             Next.IRRECOVERABLE: State.IRRECOVERABLE,
             Next.CANCELLED: State.CANCELLED,
             Next.RETRY: None,
+            Next.READY_AGAIN: None,
         }[self.row.next_step]
 
 
-def classify(end: Any, *, interrupted: bool = False) -> Classification:
+def classify(end: Any) -> Classification:
     """The row of the table for one worker attempt's end (a radian.arc.worker.AttemptEnd).
 
-    `interrupted`: arc stopped the worker itself (Ctrl-C on run); that is a kill, not the
-    lead's cancel, so it is "terminated".
+    Who stopped the worker is in its wrapper_class: the lead's cancel, a stall, the wall
+    time, or arc's own Ctrl-C or SIGTERM (interrupted). A worker that ended by itself is
+    read by its Result, even when arc was being stopped at that moment.
     """
     result = end.result
     outcome = result.outcome if result is not None else None
-    if interrupted:
-        return Classification(ROWS["terminated"], outcome, False, None)
     if end.wrapper_class is not None:
         key = WRAPPER_ROWS.get(end.wrapper_class, "terminated")
         return Classification(ROWS[key], outcome, False, None)

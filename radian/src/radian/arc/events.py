@@ -26,6 +26,7 @@ EventKind = Literal[
     "poisoned",
     "cancelled",
     "ended_after_cancel",
+    "attempt_interrupted",
     # recovery of an attempt whose run died (radian.arc.claims)
     "ended_unwatched",
     "left_no_result",

@@ -9,8 +9,9 @@ one task lock at a time.
 --once does one pass: it claims what it can, waits for those attempts and for the gates they
 start, applies their results and returns. Without --once, `run` keeps going while anything
 is ready, running, verifying in a gate or waiting on a retry, and sleeps through the clock
-until the next retry_at. Ctrl-C stops the workers, records their attempts as terminated (an
-infrastructure retry) and returns.
+until the next retry_at. Ctrl-C (or SIGTERM) stops the workers, records their attempts as
+interrupted (our row of the table: no retry used, the task todo.ready again, its session
+kept) and returns.
 """
 
 from __future__ import annotations
@@ -333,7 +334,7 @@ class Loop:
     def _wait_for_attempts(self, timeout: float | None) -> None:
         done, _ = wait(list(self._running), timeout=timeout, return_when=FIRST_COMPLETED)
         for future in done:
-            self._apply(future, interrupted=False)
+            self._apply(future)
 
     def _finish_running(self) -> None:
         while self._running:
@@ -346,7 +347,7 @@ class Loop:
             self._say(self.verifier.collect())
         self._say(self.verifier.collect())
 
-    def _apply(self, future: Future[Any], *, interrupted: bool) -> None:
+    def _apply(self, future: Future[Any]) -> None:
         claimed = self._running.pop(future)
         try:
             end = future.result()
@@ -354,7 +355,8 @@ class Loop:
             # The wrapper itself broke: the attempt left no Result.
             outcome = terminated_outcome(None, format_utc(self.clock.now()))
         else:
-            outcome = outcome_from_end(end, claimed.resume_session_id, interrupted=interrupted)
+            # Who stopped the worker (arc's Ctrl-C, the lead's cancel) is in its end itself.
+            outcome = outcome_from_end(end, claimed.resume_session_id)
         try:
             lines, state = apply_end(self.store, self.config, claimed, outcome, self.clock)
         except DamagedFile as error:
@@ -401,7 +403,7 @@ class Loop:
         while self._running:
             done, _ = wait(list(self._running), return_when=FIRST_COMPLETED)
             for future in done:
-                self._apply(future, interrupted=True)
+                self._apply(future)
 
     # -- start ----------------------------------------------------------------------------
     def start(self, name: str) -> RunReport:

@@ -56,12 +56,12 @@ class AttemptOutcome:
     remote_error: str | None = None
 
 
-def outcome_from_end(
-    end: Any, resume_session_id: str | None, *, interrupted: bool = False
-) -> AttemptOutcome:
-    """From a radian.arc.worker.AttemptEnd."""
-    found = classify(end, interrupted=interrupted)
+def outcome_from_end(end: Any, resume_session_id: str | None) -> AttemptOutcome:
+    """From a radian.arc.worker.AttemptEnd. Without a Result, what the worker reported
+    spending so far (a progress line) is its cost, in that report's scope."""
+    found = classify(end)
     result = end.result
+    seen = getattr(end, "cost_seen", None) if result is None else None
     model_error = None
     if result is not None and result.model_error is not None:
         error = result.model_error
@@ -78,7 +78,11 @@ def outcome_from_end(
         model_error=model_error,
         reason=found.reason,
         session_id=end.session_id,
-        session_cost_usd=result.session_cost_usd if result is not None else None,
+        session_cost_usd=(
+            result.session_cost_usd
+            if result is not None
+            else (seen.cost_usd if seen is not None else None)
+        ),
         worker_started=bool(end.worker_started),
         resumed=resume_session_id is not None and end.session_id == resume_session_id,
         base_sha=delivery.base_sha if delivery is not None else None,
@@ -88,7 +92,11 @@ def outcome_from_end(
         result_format=result.format if result is not None else None,
         started_at=end.started_at,
         ended_at=end.ended_at,
-        cost_scope=str(result.cost_scope) if result is not None else "session_total",
+        cost_scope=str(
+            result.cost_scope
+            if result is not None
+            else (seen.cost_scope if seen is not None else "session_total")
+        ),
         fresh_session_next=bool(getattr(end, "fresh_session_next", False)),
         cost_problem=result.cost_problem if result is not None else None,
         remote_error=getattr(end, "remote_error", None),
@@ -192,11 +200,17 @@ def settle(
         text = texts.ended_after_cancel(task.name, attempt_id)
         return [Event("ended_after_cancel", text, task.name, str(task.state), attempt_id)]
 
-    task.model_wait_streak = task.model_wait_streak + 1 if outcome.model_wait else 0
-    if row.next_step not in (Next.VERIFY, Next.VERIFY_AT_ONCE):
-        # GATE: only a gate ends in a conflict; any other end starts the conflict run again.
-        task.conflict_rework_run = 0
-    events = _decide(store, config, task, row.next_step, row.failure_class or "", outcome, clock)
+    if row.next_step is Next.READY_AGAIN:
+        # Interrupted by arc: no attempt of the task's line of work ended, so no run (of model
+        # waits, remote waits, conflict reworks) ends or grows, and no retry is used.
+        events = _interrupted(store, config, task, clock)
+    else:
+        task.model_wait_streak = task.model_wait_streak + 1 if outcome.model_wait else 0
+        if row.next_step not in (Next.VERIFY, Next.VERIFY_AT_ONCE):
+            # GATE: only a gate ends in a conflict; any other end starts the conflict run again.
+            task.conflict_rework_run = 0
+        events = _decide(store, config, task, row.next_step, row.failure_class or "", outcome,
+                         clock)  # fmt: skip
     record["next_state"] = str(task.state)
     record["retry_at"] = task.retry_at
     record["retry_count"] = task.retry_count
@@ -210,6 +224,21 @@ def settle(
 def _moved(kind: EventKind, task: Task, text: str) -> Event:
     """An event about `task`, in the state it has just moved to."""
     return Event(kind, text, task.name, str(task.state))
+
+
+def _interrupted(store: ArcStore, config: ArcConfig, task: Task, clock: Clock) -> list[Event]:
+    """Our row: arc stopped the attempt itself. The task is claimable again at once, its
+    retry_count as it was; what the worker spent so far is counted (settle added it), so a
+    budget it used up pauses the task as a retry would."""
+    verdict = check_after_cost(store, task, store.load_plan(task.plan), config)
+    if verdict.used_up:
+        text = texts.interrupted_paused_budget(task.name, str(verdict.scope), verdict.spent,
+                                               float(verdict.limit or 0))  # fmt: skip
+        plan_events = pause_for_budget(store, task, verdict, clock)
+        return [_moved("attempt_interrupted", task, text), *plan_events]
+    transition(task, State.READY, clock, retry_at=None)
+    log.info("%s interrupted: todo.ready, retry_count %d kept", task.name, task.retry_count)
+    return [_moved("attempt_interrupted", task, texts.interrupted_ready(task.name))]
 
 
 def _decide(

@@ -63,6 +63,7 @@ ALLOWED: dict[State, frozenset[State]] = {
             S.IRRECOVERABLE,  # poisoned
             S.CANCELLED,  # radian arc cancel
             S.EXHAUSTED,  # a retry was due with retry_count at max_attempts
+            S.READY,  # arc stopped the attempt itself (interrupted): no retry used
         }
     ),
     S.VERIFYING: frozenset(

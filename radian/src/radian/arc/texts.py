@@ -246,6 +246,18 @@ def paused_budget(task: str, failure_class: str, scope: str, spent: float, limit
     )
 
 
+def interrupted_ready(task: str) -> str:
+    """An attempt arc stopped itself (Ctrl-C, SIGTERM): our row of the table, no retry."""
+    return f"{task} interrupted -> todo.ready (no retry used)"
+
+
+def interrupted_paused_budget(task: str, scope: str, spent: float, limit: float) -> str:
+    return (
+        f"{task} interrupted -> todo.paused_budget "
+        f"({scope} budget: {_money(spent)} of {_money(limit)} used)"
+    )
+
+
 def plan_auto_off(plan: str) -> str:
     return f"plan {plan} auto -> off (plan budget used up)"
 

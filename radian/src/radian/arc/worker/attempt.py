@@ -23,13 +23,22 @@ from radian.arc.worker.acp import client_exec_args
 from radian.arc.worker.delivery import REMOTE_UNREACHABLE, Delivery, check_delivery
 from radian.arc.worker.files import (
     CANCELLED,
+    INTERRUPTED,
     STOP_CANCEL,
+    STOP_INTERRUPT,
     STOPPED_BY_ARC,
     AttemptFiles,
     WrapperSpec,
     read_json_or_none,
 )
-from radian.arc.worker.formats import Price, WorkerResult, parse_output, session_seen
+from radian.arc.worker.formats import (
+    CostSeen,
+    Price,
+    WorkerResult,
+    parse_output,
+    session_seen,
+)
+from radian.arc.worker.formats import cost_seen as cost_reported
 
 WRAPPER_MODULE = "radian.arc.worker.wrapper"
 # A wrapper error from one of these git commands means the remote could not be reached.
@@ -58,7 +67,8 @@ class AttemptSpec:
 @dataclass(frozen=True)
 class AttemptEnd:
     result: WorkerResult | None  # None: terminated (no Result: a crash or a kill)
-    wrapper_class: str | None  # None | stall | wall_time | lock_held | cancelled
+    # None | stall | wall_time | lock_held | cancelled | interrupted | stopped_by_arc
+    wrapper_class: str | None
     exit_code: int | None
     delivery: Delivery | None  # set when result.outcome == "completed"
     worker_started: bool  # False: the attempt failed before the worker started (no session)
@@ -71,6 +81,8 @@ class AttemptEnd:
     # The remote could not be reached (the worktree's fetch, or the delivery check's look at
     # the pushed branch): an infrastructure wait, not the task's failure.
     remote_error: str | None = None
+    # Without a Result: what the worker said it had spent so far (a progress line), if it did.
+    cost_seen: CostSeen | None = None
 
 
 def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
@@ -146,8 +158,12 @@ def _attempt_end(
     wrapper_class = status.get("wrapper_class")
     if not status and files.cancel_requested.exists():
         wrapper_class = CANCELLED  # cancelled before the wrapper could write a word
-    if wrapper_class == CANCELLED and stop_reason(files) != STOP_CANCEL:
-        wrapper_class = STOPPED_BY_ARC
+    if wrapper_class == CANCELLED:
+        reason = stop_reason(files)
+        if reason == STOP_INTERRUPT:
+            wrapper_class = INTERRUPTED
+        elif reason != STOP_CANCEL:
+            wrapper_class = STOPPED_BY_ARC
     stdout = _read_text(files.stdout)
     prices = {name: Price(**values) for name, values in spec.prices.items()}  # type: ignore[arg-type]
     result = parse_output(
@@ -174,6 +190,7 @@ def _attempt_end(
         worker_started=worker_started,
         session_id=_session_id(result, stdout, spec.session_id),
         fresh_session_next=result is not None and result.fresh_session_next,
+        cost_seen=cost_reported(stdout) if result is None else None,
         started_at=started_at,
         ended_at=format_utc(clock.now()),
         log_path=files.log,

@@ -15,8 +15,11 @@ STALL = "stall"
 WALL_TIME = "wall_time"
 LOCK_HELD = "lock_held"
 CANCELLED = "cancelled"
-# Set by the attempt's reader when arc itself stopped the worker (Ctrl-C, SIGTERM, or a run
-# recovering an attempt whose owner died): a kill, not the lead's cancel.
+# Set by the attempt's reader when arc's own Ctrl-C or SIGTERM (of `run` or `start`) stopped
+# the worker: not the lead's cancel, and not a failure of the task.
+INTERRUPTED = "interrupted"
+# Set by the attempt's reader when arc stopped the worker for another reason (an earlier
+# build's recovery of an attempt whose owner died, or a stop whose reason is unknown): a kill.
 STOPPED_BY_ARC = "stopped_by_arc"
 
 # Why stop_attempt stopped an attempt (cancel_requested's "reason"). Only the lead's

@@ -18,7 +18,9 @@ the outcome from the stop reason (stop_reasons.py), the session id, the cost and
 (`cost_scope`: "process" for the radian worker's `_meta.radian.cost_usd`, the prompt turn's
 own fee; "session_total" for the cumulative cost of an agent's `usage_update`), and the model
 error from `_meta.radian.error` (text, no kind: the ordinary retry rules apply). A JSON-RPC
-error or an agent that dies prints no Result: the attempt is terminated.
+error or an agent that dies prints no Result: the attempt is terminated. A turn stopped from
+outside prints no Result either, only a progress line (the session, and what the turn cost so
+far), so its spend counts and the next attempt resumes the session.
 """
 
 from __future__ import annotations
@@ -252,6 +254,21 @@ def result_line(
     return result
 
 
+def progress_line(
+    *, meta: dict[str, Any] | None, session_id: str, session_cost_usd: float | None
+) -> dict[str, Any]:
+    """A progress line (radian's format) for a turn stopped from outside: its session and
+    what it cost so far, in the same scope a Result would give (radian_result.py)."""
+    radian = (meta or {}).get("radian")
+    fee = radian.get("cost_usd") if isinstance(radian, dict) else None
+    line: dict[str, Any] = {"type": "progress", "session_id": session_id}
+    if isinstance(fee, int | float) and not isinstance(fee, bool):
+        line.update(cost_usd=float(fee), cost_scope="process")
+    elif session_cost_usd is not None:
+        line.update(cost_usd=session_cost_usd, cost_scope="session_total")
+    return line
+
+
 async def run_turn(
     agent_args: Sequence[str],
     brief: str,
@@ -317,8 +334,18 @@ async def _converse(
             await conn.cancel(session_id=session_id)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(turn, CANCEL_WAIT_SECS)
+        finished = turn.done() and not turn.cancelled() and turn.exception() is None
+        ended = turn.result() if finished else None
         turn.cancel()
-        return None  # the wrapper's class (cancelled, stall, wall_time) decides the attempt
+        # No Result: the wrapper's class (cancelled, stall, wall_time, arc's own stop) decides
+        # the attempt. What the turn spent so far and its session are reported all the same,
+        # so arc counts the spend and the next attempt resumes the session.
+        print(json.dumps(progress_line(
+            meta=ended.field_meta if ended is not None else None,
+            session_id=session_id,
+            session_cost_usd=client.session_cost_usd,
+        )), flush=True)  # fmt: skip
+        return None
     stopped.cancel()
     if stop.is_set():
         return None

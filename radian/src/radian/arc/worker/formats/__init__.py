@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from radian.arc.worker.formats import claude_code, codex, radian_result
 from radian.arc.worker.formats.base import (
     CostScope,
+    CostSeen,
     ModelError,
     Output,
     WorkerResult,
@@ -25,10 +26,12 @@ from radian.arc.worker.formats.prices import Price, price_table
 
 __all__ = [
     "CostScope",
+    "CostSeen",
     "ModelError",
     "Output",
     "Price",
     "WorkerResult",
+    "cost_seen",
     "parse_output",
     "session_seen",
 ]
@@ -40,6 +43,8 @@ class Adapter(Protocol):
     def parse(self, output: Output) -> WorkerResult | None: ...
 
     def session_seen(self, objects: tuple[dict[str, Any], ...]) -> str | None: ...
+
+    def cost_seen(self, objects: tuple[dict[str, Any], ...]) -> CostSeen | None: ...
 
 
 # Tried in order: the first that recognizes the output reads it.
@@ -80,5 +85,16 @@ def session_seen(stdout: str) -> str | None:
     for adapter in ADAPTERS:
         found = adapter.session_seen(objects)
         if found:
+            return found
+    return None
+
+
+def cost_seen(stdout: str) -> CostSeen | None:
+    """What a worker that printed no Result said it had spent so far (radian's format's
+    progress line), so an attempt arc stopped, or one that crashed, still counts it."""
+    objects = tuple(json_objects(stdout))
+    for adapter in ADAPTERS:
+        found = adapter.cost_seen(objects)
+        if found is not None:
             return found
     return None

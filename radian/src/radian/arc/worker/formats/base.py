@@ -59,6 +59,22 @@ def checked_costs(result: WorkerResult) -> WorkerResult:
 
 
 @dataclass(frozen=True)
+class CostSeen:
+    """The cost a worker reported before it ended without a Result (radian's format's
+    progress line): what it had spent so far, in its cost scope. An attempt arc stopped
+    (Ctrl-C, SIGTERM), or that crashed, counts it as the Result's cost would count."""
+
+    cost_usd: float
+    cost_scope: CostScope = CostScope.SESSION_TOTAL
+
+
+def checked_cost(value: Any) -> float | None:
+    """`value` as an amount in USD, or None when it is no amount (NaN, infinite, negative)."""
+    number = number_or_none(value)
+    return number if number is not None and math.isfinite(number) and number >= 0 else None
+
+
+@dataclass(frozen=True)
 class Output:
     """What one attempt's worker printed."""
 

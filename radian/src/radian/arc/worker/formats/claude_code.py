@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from radian.arc.worker.formats.base import (
     CostScope,
+    CostSeen,
     ModelError,
     Output,
     WorkerResult,
@@ -121,6 +122,10 @@ def parse(output: Output) -> WorkerResult | None:
         cost_scope=cost_scope(events),
         fresh_session_next=lost or refused,
     )
+
+
+def cost_seen(objects: tuple[dict[str, Any], ...]) -> CostSeen | None:
+    return None  # Claude Code prints its cost in the result alone
 
 
 def session_seen(objects: tuple[dict[str, Any], ...]) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from radian.arc.worker.formats.base import (
     CostScope,
+    CostSeen,
     ModelError,
     Output,
     WorkerResult,
@@ -80,6 +81,10 @@ def parse(output: Output) -> WorkerResult | None:
     model_error = _model_error(message, output.now)
     outcome = "poisoned" if model_error and model_error.kind == "authentication" else "failed"
     return WorkerResult(outcome, thread, cost, model_error, FORMAT, end, COST_SCOPE)
+
+
+def cost_seen(objects: tuple[dict[str, Any], ...]) -> CostSeen | None:
+    return None  # Codex's cost is a turn's usage, read with its Result
 
 
 def session_seen(objects: tuple[dict[str, Any], ...]) -> str | None:

@@ -2,6 +2,11 @@
 
 Cost scope: the session's total (`cost_usd` is the session's running total), so arc
 differences it on a resumed attempt.
+
+Before its Result a worker may print progress lines, `{"type": "progress", "session_id": ...,
+"cost_usd": ...}` (each key optional): the session it runs in and what it has spent so far,
+in the Result's scope. An attempt that ends without a Result (arc stopped it, it crashed)
+resumes that session next and counts that cost.
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ from typing import Any
 
 from radian.arc.worker.formats.base import (
     CostScope,
+    CostSeen,
     ModelError,
     Output,
     WorkerResult,
+    checked_cost,
     number_or_none,
     text_or_none,
 )
@@ -41,8 +48,29 @@ def parse(output: Output) -> WorkerResult | None:
     )
 
 
+def is_progress(obj: dict[str, Any]) -> bool:
+    return obj.get("type") == "progress"
+
+
 def session_seen(objects: tuple[dict[str, Any], ...]) -> str | None:
-    return None  # radian's format names its session in the Result only
+    """The session the last progress line named (the Result names its own)."""
+    for obj in reversed(objects):
+        if is_progress(obj) and text_or_none(obj.get("session_id")):
+            return str(obj["session_id"])
+    return None
+
+
+def cost_seen(objects: tuple[dict[str, Any], ...]) -> CostSeen | None:
+    """What the last progress line with a cost said was spent so far (an amount that is no
+    amount is passed over: the cost stays unknown rather than wrong)."""
+    for obj in reversed(objects):
+        if not is_progress(obj):
+            continue
+        cost = checked_cost(obj.get("cost_usd"))
+        if cost is not None:
+            scope = CostScope.PROCESS if obj.get("cost_scope") == "process" else COST_SCOPE
+            return CostSeen(cost, scope)
+    return None
 
 
 def _model_error(value: Any) -> ModelError | None:
