@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import re
+import tomllib
 from importlib.metadata import version
 from importlib.resources import files
 from pathlib import Path
@@ -34,6 +36,18 @@ def test_the_public_api_is_what_all_lists() -> None:
     assert {"Loop", "ArcStore", "Task", "Plan", "State", "ArcError"} <= set(radian.arc.__all__)
     with pytest.raises(AttributeError):
         _ = radian.arc.no_such_name
+
+
+def test_no_address_is_published_and_the_readmes_links_are_relative() -> None:
+    """There is no public address: the metadata names none (no invented placeholder), and
+    any link of the README is relative, to a file of the product."""
+    product = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((product / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "urls" not in project["project"]
+    readme = (product / "README.md").read_text(encoding="utf-8")
+    for link in re.findall(r"\]\(([^)\s]+)\)", readme):
+        assert "://" not in link and not link.startswith("/"), link
+        assert (product / link.split("#")[0]).is_file(), link
 
 
 def test_type_hints_ship_with_the_package() -> None:

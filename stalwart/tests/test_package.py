@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib.metadata import metadata, version
 from importlib.resources import files
@@ -58,6 +59,18 @@ def test_the_readme_stands_alone() -> None:
         assert f"docs/{page}" in readme
     for link in (line for line in readme.split("(") if line.startswith("docs/")):
         assert (PRODUCT / link.split(")")[0]).is_file(), link
+
+
+def test_no_address_is_published_and_the_readmes_links_are_relative() -> None:
+    """There is no public address: the metadata names none (no invented placeholder), and
+    each link of the README is relative, to a file of the product."""
+    assert "urls" not in PYPROJECT
+    readme = (PRODUCT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", readme)
+    assert links
+    for link in links:
+        assert "://" not in link and not link.startswith("/"), link
+        assert (PRODUCT / link.split("#")[0]).is_file(), link
 
 
 def test_the_readmes_example_prints_what_its_comments_say(
