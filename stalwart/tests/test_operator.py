@@ -141,6 +141,103 @@ def test_the_operator_finishes_an_abandoned_rollback(desk: tuple[Project, Agent]
     assert _sends(project)[-2:] == ["free_slot", "refund_card"]
 
 
+def _abandoned(project: Project, agent: Agent) -> dict[str, str]:
+    """A rollback stuck on free_slot and abandoned: book_slot and charge_card are left to
+    be undone by hand. The call id of each write, by its tool."""
+    assert project.module is not None
+    project.module.PLAN.update({"free_slot": ["error"] * 4, "stamp_form": ["error"]})
+    reply = agent.chat(turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3)), user="u")
+    while reply.waiting and reply.waiting[0].kind == "confirm":
+        reply = agent.confirm_current("u", "approve")
+    reply = agent.answer_current("u", "abandon")
+    assert reply.text.endswith("still to be undone by hand: book_slot, charge_card.")
+    return {c.tool: c.call_id for c in agent.record("u") if c.kind == "write"}
+
+
+def test_the_operator_does_not_undo_again_what_a_person_undid_by_hand_after_an_abandon(
+    desk: tuple[Project, Agent],
+) -> None:
+    project, agent = desk
+    writes = _abandoned(project, agent)
+    # The person frees the slot by hand, as the reply told them, and says so.
+    told = agent.undone_by_hand("u", writes["book_slot"])
+    assert (told.state, told.text) == (
+        "abandoned",
+        "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: book_slot "
+        "(by hand). The rollback was abandoned; still to be undone by hand: charge_card.",
+    )
+    assert agent.pending("u") == told
+    sent = len(_sends(project))
+
+    reply = agent.operator_undo("u", token=TOKEN)
+    assert reply.text == (
+        "This run stopped: an operator undid it. Undone, latest first: "
+        "book_slot (by hand), charge_card (by refund_card)."
+    )
+    assert _sends(project)[sent:] == ["refund_card"], "the slot is not freed a second time"
+    undos = [(c.tool, c.status) for c in agent.record("u") if c.kind == "undo"]
+    assert undos == [("free_slot", "by_hand"), ("refund_card", "ran")]
+
+
+def test_a_write_undone_by_hand_is_said_once_and_only_of_a_write_left_to_a_person(
+    desk: tuple[Project, Agent],
+) -> None:
+    project, agent = desk
+    _done_run(agent)
+    done = {c.tool: c.call_id for c in agent.record("u")}
+    before = _snapshot(agent)
+    with pytest.raises(AnswerError, match=r"is done: only an abandoned rollback or an operator"):
+        agent.undone_by_hand("u", done["charge_card"])
+    assert _snapshot(agent) == before
+
+    writes = _abandoned(project, agent)
+    # The latest run's writes only, each once: nothing is recorded for any other.
+    for call in (done["charge_card"], writes["stamp_form"], "u#2:9", "no such call"):
+        before = _snapshot(agent)
+        with pytest.raises(AnswerError, match=r"has no write '.*' left to be undone by hand"):
+            agent.undone_by_hand("u", call)
+        assert _snapshot(agent) == before
+    agent.undone_by_hand("u", writes["charge_card"])  # never tried: its undo is by hand
+    before = _snapshot(agent)
+    with pytest.raises(AnswerError, match="left to be undone by hand; nothing was changed"):
+        agent.undone_by_hand("u", writes["charge_card"])
+    assert _snapshot(agent) == before
+    assert agent.undone_by_hand("u", writes["book_slot"]).text == (
+        "This run stopped: stamp_form failed (RuntimeError). Undone, latest first: "
+        "book_slot (by hand), charge_card (by hand)."
+    )
+    with pytest.raises(AnswerError, match="has no write left to undo; nothing was changed"):
+        agent.operator_undo("u", token=TOKEN)
+    assert "refund_card" not in _sends(project) and _sends(project).count("free_slot") == 4
+
+
+def test_the_operator_does_not_undo_a_write_answered_done_by_hand_before_the_abandon(
+    desk: tuple[Project, Agent],
+) -> None:
+    """A write the person answered `done by hand` for, before abandoning the rest, is
+    undone already in the record: the operator's undo leaves it as it is."""
+    project, agent = desk
+    assert project.module is not None
+    project.module.PLAN.update(
+        {"free_slot": ["error"] * 4, "refund_card": ["error"] * 4, "stamp_form": ["error"]}
+    )
+    reply = agent.chat(turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3)), user="u")
+    while reply.waiting and reply.waiting[0].kind == "confirm":
+        reply = agent.confirm_current("u", "approve")
+    assert agent.answer_current("u", "done by hand").waiting[0].tool == "refund_card"
+    assert agent.answer_current("u", "abandon").text.endswith(
+        "Undone, latest first: book_slot (by hand). The rollback was abandoned; still to be "
+        "undone by hand: charge_card."
+    )
+    sent = len(_sends(project))
+    reply = agent.operator_undo("u", token=TOKEN)
+    assert reply.text == (
+        "This run stopped: an operator undid it. Undone, latest first: "
+        "book_slot (by hand), charge_card (by refund_card)."
+    )
+    assert _sends(project)[sent:] == ["refund_card"]
+
+
 # --- the command ---
 
 

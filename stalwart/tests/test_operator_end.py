@@ -118,6 +118,30 @@ def test_a_stuck_run_is_ended_without_sending_its_failing_undo_again(
     assert _approve(agent, turn(("charge_card", 4))).state == "done", "the session goes on"
 
 
+def test_what_an_ending_left_by_hand_is_said_undone_by_hand_one_write_at_a_time(
+    desk: tuple[Project, Agent],
+) -> None:
+    project, agent = desk
+    assert project.module is not None
+    project.module.PLAN.update({"free_slot": ["error"] * 4, "stamp_form": ["error"]})
+    stuck = _approve(agent, turn(("charge_card", 1), ("book_slot", 2), ("stamp_form", 3)))
+    assert stuck.state == "stuck"
+    ended = agent.operator_end("u", token=TOKEN, reason="the slot service is retired", by="ops")
+    book_slot = next(c.call_id for c in agent.record("u") if c.tool == "book_slot")
+
+    told = agent.undone_by_hand("u", book_slot)
+    assert told.text == (
+        "This run stopped: stamp_form failed (RuntimeError), and then ops, an operator, ended "
+        "it (the slot service is retired). Undone, latest first: book_slot (by hand). Still "
+        "to be undone by hand: charge_card."
+    )
+    assert (told.state, told.ended) == ("ended_by_operator", ended.ended)
+    with pytest.raises(AnswerError, match="left to be undone by hand; nothing was changed"):
+        agent.undone_by_hand("u", book_slot)
+    assert agent.pending("u") == told
+    assert _sends(project).count("free_slot") == 4, "nothing is sent"
+
+
 def test_a_confirmation_nobody_answers_is_not_run_and_the_writes_before_it_are_undone(
     desk: tuple[Project, Agent],
 ) -> None:

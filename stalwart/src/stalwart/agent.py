@@ -365,6 +365,30 @@ class Agent:
             ledger.commit()
             return done
 
+    def undone_by_hand(self, user: str, call: str, *, session: str | None = None) -> Reply:
+        """Say that a write the session's latest run left to be undone by hand was undone
+        by hand; `call` is the write's id (`RecordedCall.call_id`, from `record`).
+
+        An abandoned rollback and an operator's ending leave the writes still to undo to a
+        person ("still to be undone by hand: ..."). Each one the person undoes is said
+        here, as the `done by hand` answer says it of a stuck undo: its undo is recorded
+        `by_hand` (never sent) and the write as undone by it, and the run's reply, said
+        again, lists it as undone. So an operator's undo of the run (`operator_undo`)
+        undoes only what the record says is still to be undone, never a write twice.
+        Another run's write, a call the run did not leave to a person, or one said already
+        raises `AnswerError`, changing nothing.
+        """
+        with self._session(user, session) as ledger:
+            sid, run = ledger.session.session, ledger.latest_run()
+            if run is None:
+                raise AnswerError(texts.operator_nothing_to_undo(sid))
+            if run.state not in _LEFT_TO_A_PERSON:
+                raise AnswerError(texts.by_hand_not_left(sid, run.run_id, run.state))
+            left = {w.call_id: w for w in rollback.writes_to_undo(ledger, self._context, run)}
+            if call not in left:
+                raise AnswerError(texts.by_hand_no_such_write(sid, run.run_id, call))
+            return _reply(ledger, answers.undone_by_hand(ledger, self._context, run, left[call]))
+
     # --- the operator ---
 
     def operator_undo(self, session: str, *, token: str | None) -> Reply:
@@ -604,6 +628,8 @@ def recorded_calls(calls: Sequence[CallRow]) -> list[RecordedCall]:
 
 
 _PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})
+# Ended runs whose writes still to undo were left to a person, to undo by hand.
+_LEFT_TO_A_PERSON = frozenset({runs.State.ABANDONED, runs.State.ENDED_BY_OPERATOR})
 
 
 def _question_id(question: Waiting | str) -> str:

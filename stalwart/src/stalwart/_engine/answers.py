@@ -7,10 +7,11 @@ from collections.abc import Callable, Mapping
 
 from .. import texts
 from ..errors import RunStateError
+from ..policy.check import UndoPlan
 from ..record.ledger import Ledger
 from ..record.schema import CallRow, CallStatus, RunRow, replace_row
 from ..replies import Waiting
-from .calls import finish
+from .calls import finish, recorded_undo, undo_id, undo_row
 from .context import RunContext
 from .rollback import rewind_run, stopped_reply, writes_to_undo
 from .runs import Event, advance, move, record_declined, send_step
@@ -87,6 +88,26 @@ def _done_by_hand(ledger: Ledger, context: RunContext, run: RunRow, question: Wa
     ledger.put_call(replace_row(write, undone_by=undo.call_id))
     ledger.add_message("tool", texts.MEMORY_UNDONE_BY_HAND, run.run_id)
     return move(ledger, run, Event.DONE_BY_HAND, question=None, reply=None)
+
+
+def undone_by_hand(ledger: Ledger, context: RunContext, run: RunRow, write: CallRow) -> RunRow:
+    """A person says a write their ended run left them (`writes_to_undo` of an abandoned
+    rollback, or of an operator's ending) was undone by hand: recorded as the `done by
+    hand` answer records it, so nothing undoes it again (an operator's undo included).
+    The run's reply is said again, with the write among those undone."""
+    undo = ledger.call(undo_id(write))
+    if undo is None:  # never tried: its undo is recorded now, as done by hand
+        declared = recorded_undo(context, write)
+        assert declared is not None  # writes_to_undo keeps only writes with an undo
+        plan = context.check.plan_undo(write, declared)
+        if isinstance(plan, str):  # the arguments it would have had are not known
+            plan = UndoPlan(tool=declared.tool, args={}, sources={})
+        undo = undo_row(ledger, run, write, plan, None, CallStatus.BY_HAND, None)
+    undo = ledger.put_call(finish(ledger, undo, CallStatus.BY_HAND))
+    ledger.put_call(replace_row(write, undone_by=undo.call_id))
+    run = ledger.put_run(replace_row(run, reply=stopped_reply(ledger, context, run)))
+    ledger.commit()
+    return run
 
 
 def _abandon(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:

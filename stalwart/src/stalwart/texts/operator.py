@@ -92,6 +92,23 @@ OPERATOR_TOOK_SESSION = (
 )
 
 
+def by_hand_not_left(session: str, run: str, state: str) -> str:
+    """`Agent.undone_by_hand` of a run that left nothing to a person."""
+    return (
+        f"Run {run} of session {session!r} is {state}: only an abandoned rollback or an "
+        "operator's ending leaves writes to be undone by hand; nothing was changed."
+    )
+
+
+def by_hand_no_such_write(session: str, run: str, call: str) -> str:
+    """`Agent.undone_by_hand` of a call that is no write its run left to a person (none
+    of the run's, not a write, not taken effect, or undone already)."""
+    return (
+        f"Run {run} of session {session!r} has no write {call!r} left to be undone by hand; "
+        "nothing was changed."
+    )
+
+
 def operator_run_busy(session: str, run: str, state: str, question: str) -> str:
     return (
         f"Session {session!r}'s run {run} is {state} and waits for an answer first: "
