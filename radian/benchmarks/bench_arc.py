@@ -6,7 +6,9 @@
 - one pass of the loop over N tasks with nothing due (every task waiting on a retry an hour
   away), once the due-index is built, target <= 50 ms;
 - `show` of one task among N (the library's document and text), target <= 50 ms; and the
-  same through the installed `radian` command, whose Python start-up is most of it.
+  same through the installed `radian` command, whose Python start-up is most of it;
+- `status` over N tasks, half of them with a folder of their own, target <= 300 ms (and
+  through the command).
 Each figure is the median of several runs, printed with its target.
 """
 
@@ -21,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from radian.arc import commands, show
+from radian.arc import commands, show, status
 from radian.arc.clock import FakeClock, format_utc
 from radian.arc.config import ArcConfig
 from radian.arc.loaded import NewTask
@@ -101,7 +103,25 @@ def main() -> int:
             ),  # fmt: skip
             args.runs,
         )
+        # status over the same tasks, half of them with a folder of their own (claimed once)
+        half = [f"t{n:05d}" for n in range(0, args.tasks, 2)]
+        for name in half:
+            store.save_task(store.load_task(name))
+        status_lib = median_secs(
+            lambda: status.status_text(status.fleet_status(ArcStore(store.repo_root), clock)),
+            args.runs,
+        )
+        status_cli = median_secs(
+            lambda: subprocess.run(
+                [str(RADIAN), "arc", "--repo", str(store.repo_root), "status"],
+                check=True,
+                capture_output=True,
+            ),  # fmt: skip
+            args.runs,
+        )
     rows = [
+        (f"status of {args.tasks} tasks, half with a folder (library)", status_lib, 0.300),
+        (f"status of {args.tasks} tasks (radian command)", status_cli, None),
         (f"plan load of {args.tasks} tasks", load, 2.0),
         (f"loop pass, {args.tasks} tasks, nothing due", idle, 0.050),
         (f"show of one task among {args.tasks} (library)", show_lib, 0.050),

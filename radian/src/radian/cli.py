@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from radian.arc import commands, show, texts
+from radian.arc import commands, show, status, texts
 from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
 from radian.arc.errors import ArcError
@@ -27,6 +27,7 @@ from radian.arc.loop import Loop, NoVerifier, RunReport, Terminated, Verifier
 from radian.arc.progress import LiveView
 from radian.arc.records import FIX_LEVELS, Switch
 from radian.arc.results import CommandResult
+from radian.arc.states import State
 from radian.arc.store import ArcStore
 from radian.arc.worker.presets import WORKER_NAMES
 from radian.worker.main import worker_command
@@ -398,6 +399,25 @@ def show_command(context: Context, name: str | None, brief: bool) -> None:
         click.echo(json.dumps(stamped, indent=2, allow_nan=False))
     else:
         for line in lines:
+            click.echo(line)
+
+
+@arc.command("status")
+@click.option("--plan", "plan_name", metavar="PLAN", help="Only this plan.")
+@click.option(
+    "--state", type=click.Choice([str(state) for state in State]), help="Only tasks in this state."
+)
+@json_option
+@pass_context
+def status_command(context: Context, plan_name: str | None, state: str | None) -> None:
+    """Counts by state, cost and budget left per plan, the last hour's rate, what waits on you."""
+    found = _guard(lambda: status.fleet_status(context.store, context.clock, plan=plan_name,
+                                               state=state))  # fmt: skip
+    if context.as_json:
+        document = {"format_version": JSON_FORMAT_VERSION, **found.document()}
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+    else:
+        for line in status.status_text(found):
             click.echo(line)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from radian.arc import texts
 from radian.arc.atomic import read_json, write_json_atomic
 from radian.arc.records import FORMAT_VERSION, Task, branch_for
+from radian.arc.states import State
 
 LOADED_DIR = "loaded"
 # The keys that name a task: never in the shared part, never overridden (a task's branch
@@ -129,6 +130,20 @@ class LoadedPlans:
                 return LoadedTask(record, brief if isinstance(brief, str) else "",
                                   loaded_path(self.root, plan))  # fmt: skip
         return None
+
+    def records(self, plan: str) -> dict[str, dict[str, Any]]:
+        """Every task of `plan`'s loaded file as a plain record (the shared part, then the
+        task's own; the state a loaded task starts in, which the file leaves out as the
+        default), unchecked: for a summary over many tasks (radian.arc.status). Empty when
+        the plan has no loaded file that counts."""
+        if not (self.root / "plans" / f"{plan}.json").is_file():
+            return {}
+        parsed = self._read(plan)
+        if parsed is None:
+            return {}
+        start = {"state": str(State.READY), **parsed.shared}
+        return {name: {**start, **entry, "name": name}
+                for name, entry in parsed.tasks.items() if isinstance(entry, dict)}  # fmt: skip
 
     def _read(self, plan: str) -> _Parsed | None:
         path = loaded_path(self.root, plan)

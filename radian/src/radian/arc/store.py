@@ -54,6 +54,7 @@ from radian.arc.texts import (
 ARC_DIR = Path(".radian") / "arc"
 LOCKS_DIR = ARC_DIR / "locks"
 BRIEF_FILE = "brief.md"
+TASK_FILE = "task.json"
 
 
 def lock_path(repo_root: Path, kind: str, name: str) -> Path:
@@ -130,7 +131,7 @@ class ArcStore:
         return self.root / "runs" / task
 
     def task_path(self, task: str) -> Path:
-        return self.task_dir(task) / "task.json"
+        return self.task_dir(task) / TASK_FILE
 
     def brief_path(self, task: str) -> Path:
         return self.task_dir(task) / BRIEF_FILE
@@ -242,7 +243,7 @@ class ArcStore:
         staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{task.name}~", suffix=".tmp"))
         try:
             task.format_version = FORMAT_VERSION
-            write_json_atomic(staging / "task.json", task.model_dump(mode="json"))
+            write_json_atomic(staging / TASK_FILE, task.model_dump(mode="json"))
             if loaded is not None and loaded.brief:
                 write_text_atomic(staging / BRIEF_FILE, loaded.brief)
             os.rename(staging, folder)

@@ -180,6 +180,11 @@ def task_added(task: str, plan: str) -> str:
     return f"{task} added to plan {plan}: todo.ready"
 
 
+# `radian arc status`
+STATUS_NO_PLANS = "no plans"
+STATUS_PAUSED_BUDGET = "its budget is used up: radian arc reset-budget <task>"
+STATUS_REWORK_PENDING = "waits for a rework: radian arc rework <task> --brief FILE"
+
 # `radian arc show --brief` without a task
 SHOW_BRIEF_NEEDS_TASK = "--brief shows one task's brief: radian arc show --brief <task>"
 
