@@ -34,7 +34,7 @@ DESKS: dict[str, list[ToolSpec]] = {
     "bank": specs(bank),
     "clinic": specs(clinic),
 }
-MOODS = ("negated", "conditional", "question", "hedged")
+MOODS = ("negated", "conditional", "question", "hedged", "opposite")
 
 
 class Labelled(BaseModel):
@@ -156,4 +156,5 @@ def test_a_negated_conditional_asked_or_hedged_turn_says_so(entry: Labelled) -> 
     reading = read_turn(entry.turn, DESKS[entry.desk])
     assert reading.steps == ()
     assert reading.reason is not None and reading.unread_clause is not None
-    assert reading.reason.startswith(texts.MOOD_REASONS[entry.mood] + ": "), reading.reason
+    said = texts.MOOD_REASONS[entry.mood]
+    assert reading.reason.startswith(said) and ': "' in reading.reason, reading.reason

@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from model_shop import scripted, write_shop
-from selector_toolsets import bank, clinic, home, library, shop_specs, specs
+from selector_toolsets import bank, clinic, home, hotel, library, shop_specs, specs
 from test_selector_properties import PROPERTY_SETTINGS, TOOL_SETS, Call, written_call
 
 from stalwart import Agent, FakeClock
 from stalwart.models import Model, PriceTable, ScriptedAdapter, UserMessage
 from stalwart.selector import Reading, read_turn
 from stalwart.selector.core import read
-from stalwart.selector.english import CONDITIONALS, GRAMMAR, HEDGES, NEGATORS
-from stalwart.selector.grammar import Moods
+from stalwart.selector.english import CONDITIONALS, GRAMMAR, HEDGES, NEGATORS, REVERSERS
+from stalwart.selector.grammar import Mood, Moods
 from stalwart.texts import MOOD_REASONS
 from stalwart.tools import ToolSpec, spec_from_function
 
@@ -144,7 +144,53 @@ def test_the_family_of_sixteen_is_refused_and_names_its_clause(
 
 
 def test_each_mood_has_its_reason_in_the_texts() -> None:
-    assert set(MOOD_REASONS) == {"negated", "conditional", "question", "hedged"}
+    assert set(MOOD_REASONS) == {m.value for m in Mood}
+    assert set(MOOD_REASONS) == {"negated", "conditional", "question", "hedged", "opposite"}
+
+
+# --- the opposite of the tool a clause names ---
+
+OPPOSITES = [
+    (BANK, "cancel the transfer of 25.00 from source alice to target bob", "transfer", "cancel"),
+    (BANK, "stop the transfer 25.00 from source alice to target bob", "transfer", "stop"),
+    (BANK, "undo the transfer 25.00 from source alice to target bob", "transfer", "undo"),
+    (BANK, "refuse to pay bill biller gas 40.00", "pay_bill", "refuse"),
+    (SHOP, "cancel the charge for order 4411 40.00", "charge_card", "cancel"),
+    (SHOP, "take back the charge of order 4411 40.00", "charge_card", "take back"),
+    (CLINIC, "cancel the refill of prescription 88", "refill_prescription", "cancel"),
+    (specs(hotel), "unbook room hotel Aurora 3 nights check in 2026-12-01", "book_room", "unbook"),
+    (specs(home), "undim the lights in room hall to 40 percent", "dim_lights", "undim"),
+]
+
+
+@pytest.mark.parametrize(("tools", "turn", "tool", "words"), OPPOSITES)
+def test_a_clause_that_asks_for_the_opposite_of_its_tool_is_no_step_of_it(
+    tools: list[ToolSpec], turn: str, tool: str, words: str
+) -> None:
+    # Each was read as the very tool it asks to undo or refuse.
+    reading = refused(turn, tools)
+    assert reading.reason == f'it asks for the opposite of {tool}: "{words}"'
+
+
+def test_a_reverser_that_is_the_tools_own_word_is_its_name() -> None:
+    assert said("cancel appointment A-17", CLINIC) == [
+        ("cancel_appointment", {"appointment": "A-17"})
+    ]
+    assert said("cancel the booking B-12", specs(hotel)) == [
+        ("cancel_booking", {"booking": "B-12"})
+    ]
+    assert said("return the book 'Cancel Culture'", LIBRARY) == [
+        ("return_book", {"title": "Cancel Culture"})
+    ]
+
+
+def test_a_plain_phrase_that_says_a_mood_word_sets_no_mood() -> None:
+    assert said("charge order 4411 40.00 as soon as possible", SHOP) == [
+        ("charge_card", {"order": 4411, "amount": 40.0})
+    ]
+    assert refused("charge order 4411 40.00 as soon as it is paid", SHOP).reason == (
+        'it sets a condition: "as soon as"'
+    )
 
 
 # --- a turn whose other clauses are plain is refused whole ---
@@ -326,6 +372,22 @@ def test_any_negator_before_a_plain_step_says_not_to(
     reading = read_turn(f"{negator} {call.clause}", [spec])
     assert reading.steps == ()
     assert reading.reason == f'it says not to: "{negator}"'
+
+
+@PROPERTY_SETTINGS
+@given(
+    reverser=st.sampled_from(sorted(REVERSERS)),
+    tool_set=st.sampled_from(sorted(TOOL_SETS)),
+    data=st.data(),
+)
+def test_a_plain_step_with_a_reverser_before_it_is_never_a_step_of_a_tool_not_named_by_it(
+    reverser: str, tool_set: str, data: st.DataObject
+) -> None:
+    tools = TOOL_SETS[tool_set]
+    call = data.draw(written_call(data.draw(st.sampled_from(tools))))
+    reading = read_turn(f"{reverser} {call.clause}", tools)
+    for step in reading.steps:  # read only as a tool whose name says the reverser
+        assert set(reverser.split()) <= set(step.tool.split("_")), (call.clause, step)
 
 
 # --- the agent: refused with the reason, or handed to the model ---

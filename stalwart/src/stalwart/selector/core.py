@@ -89,6 +89,7 @@ from stalwart.texts import (
     NO_TOOL_MATCHES,
     NOTHING_SAID,
     clause_not_a_request,
+    clause_opposite,
     number_with_a_word,
     tools_match_equally,
 )
@@ -97,7 +98,7 @@ from stalwart.tools import ToolSpec
 from .binding import Binding, Clause, bind, convert
 from .grammar import Grammar
 from .memo import MemoEntry, Shape, ShapeMemo, shape_of
-from .mood import mood_of
+from .mood import mood_of, opposite_of
 from .tokens import Token, split_clauses, tokenize
 from .vocabulary import ToolWords, vocabulary_memo
 
@@ -173,6 +174,7 @@ def _problem(tool: ToolWords, clause: Clause, binding: Binding) -> str | None:
 
 def read_clause(
     clause: str,
+    offset: int,
     tokens: list[Token],
     tools: Sequence[ToolWords],
     grammar: Grammar,
@@ -190,7 +192,7 @@ def read_clause(
         tool, at = known
         args = {name: convert(tokens[position], kind, grammar) for name, position, kind in at}
         return Step(tool=tool, args=args, clause=clause)
-    outcome = _read_tokens(tokens, tools, grammar)
+    outcome = _read_tokens(clause, offset, tokens, tools, grammar)
     if isinstance(outcome, str):
         return outcome
     kinds = {p.name: p.kind for p in outcome.tool.params}
@@ -203,7 +205,7 @@ def read_clause(
 
 
 def _read_tokens(
-    tokens: list[Token], tools: Sequence[ToolWords], grammar: Grammar
+    clause: str, offset: int, tokens: list[Token], tools: Sequence[ToolWords], grammar: Grammar
 ) -> _ToolReading | str:
     """The clause's reading, or the reason it cannot be read.
 
@@ -240,6 +242,9 @@ def _read_tokens(
     if len(top) > 1:
         return tools_match_equally([r.tool.spec.name for _, r in sorted(top, key=_first)])
     chosen = top[0][1]
+    opposite = opposite_of(clause, offset, cut, chosen.tool, grammar.moods, grammar)
+    if opposite is not None:
+        return clause_opposite(chosen.tool.spec.name, opposite)
     if chosen.problem is not None:
         return chosen.problem
     return chosen
@@ -265,7 +270,7 @@ def read(turn: str, tools: Sequence[ToolSpec], grammar: Grammar) -> Reading:
     clauses = split_clauses(turn, grammar)
     if not clauses:
         return Reading(steps=(), unread_clause=turn.strip(), reason=NOTHING_SAID)
-    cut: list[tuple[str, list[Token], Shape | None, MemoEntry | None]] = []
+    cut: list[tuple[str, int, list[Token], Shape | None, MemoEntry | None]] = []
     for clause, offset in clauses:
         tokens = tokenize(clause, offset, grammar)
         shape = shape_of(tokens)
@@ -276,10 +281,10 @@ def read(turn: str, tools: Sequence[ToolSpec], grammar: Grammar) -> Reading:
         if found is not None:
             reason = clause_not_a_request(found.mood.value, found.words)
             return Reading(steps=(), unread_clause=clause, reason=reason)
-        cut.append((clause, tokens, shape, known))
+        cut.append((clause, offset, tokens, shape, known))
     steps: list[Step] = []
-    for clause, tokens, shape, known in cut:
-        outcome = read_clause(clause, tokens, words, grammar, memo, shape, known)
+    for clause, offset, tokens, shape, known in cut:
+        outcome = read_clause(clause, offset, tokens, words, grammar, memo, shape, known)
         if isinstance(outcome, str):
             return Reading(steps=(), unread_clause=clause, reason=outcome)
         steps.append(outcome)

@@ -24,7 +24,14 @@ Moods
       and a question mark anywhere outside quotes. "Can you ..." and "could you ..."
       with no question mark are requests, as people write them;
     - hedges, anywhere: "maybe", "perhaps", "possibly", "probably", "might", "may",
-      "I think", "I guess", "not sure", ....
+      "I think", "I guess", "not sure", ...;
+    - the opposite of a tool, read once the clause's tool is known: a reverser
+      ("cancel", "stop", "undo", "reverse", "refuse", "take back", ...) that is no word
+      of that tool's name ("cancel the transfer ..." is no transfer; "cancel booking
+      B-12" is cancel_booking), or a word of its name with "un", "dis" or "de" before it
+      ("unbook the room ..." is no book_room).
+
+    A few phrases say such a word and set no mood ("as soon as possible").
 
 Stop words
     Words such as "the", "for", "at", "a", "please" carry nothing: they never name a
@@ -127,7 +134,7 @@ CONDITIONALS = _phrases("""
     supposing
     until
     otherwise
-    else
+    or else
 """)
 QUESTIONS = _phrases("""
     whether
@@ -147,6 +154,37 @@ HEDGES = _phrases("""
     not sure
     unsure
 """)
+# Phrases that say a mood's word and set no mood.
+PLAIN = _phrases("""
+    as soon as possible
+    as soon as you can
+""")
+# Words that ask for the opposite of what the tool a clause names does, unless they are
+# its name's own words ("cancel" for cancel_booking): "cancel the transfer ...".
+REVERSERS = _phrases("""
+    cancel
+    stop
+    undo
+    reverse
+    revert
+    revoke
+    retract
+    withdraw
+    void
+    halt
+    abort
+    remove
+    delete
+    refuse
+    decline
+    reject
+    call off
+    take back
+    roll back
+    back out
+""")
+# "unbook", "undim", "disallow", "deactivate": a word of the tool's name made its opposite.
+NEGATING_PREFIXES = frozenset({"un", "dis", "de"})
 _QUESTION_WORDS = "what what's whats why how which who whom whose where"
 _VERBS_BEFORE_A_SUBJECT = "is are am was were does did has had"  # never begin a request
 _VERBS_BEFORE_I_OR_WE = "do have should shall can could may must would will might"
@@ -180,6 +218,9 @@ MOODS = Moods(
     question_openers=QUESTION_OPENERS,
     fillers=FILLERS,
     question_marks="?",
+    plain=PLAIN,
+    reversers=REVERSERS,
+    negating_prefixes=NEGATING_PREFIXES,
 )
 
 GRAMMAR = Grammar(

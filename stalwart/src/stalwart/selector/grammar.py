@@ -26,6 +26,9 @@ class Mood(Enum):
     CONDITIONAL = "conditional"  # "if ...", "... unless ...": it hangs on what is not known
     QUESTION = "question"  # "should I ...?": it asks, it does not ask for
     HEDGED = "hedged"  # "maybe ...": the person is not sure
+    # "cancel the transfer ...", "unbook the room ...": it asks for the opposite of what
+    # the tool it names does, so that tool is not its step (read once the tool is known)
+    OPPOSITE = "opposite"
 
     __hash__ = object.__hash__  # by identity, as `Kind`: members are singletons
 
@@ -50,11 +53,23 @@ class Moods:
     question_openers: frozenset[str] = frozenset()  # at a clause's start: "should i", "what"
     fillers: frozenset[str] = frozenset()  # may stand before an opener: "so", "ok"
     question_marks: str = ""  # a character that makes its clause a question: "?"
-    # The phrases by their first word, longest first, with their mood (made from the above).
-    anywhere: Mapping[str, tuple[tuple[Phrase, Mood], ...]] = field(
+    # Phrases that say a mood's word and set no mood: "as soon as possible".
+    plain: frozenset[str] = frozenset()
+    # Words that ask for the opposite of what a tool does ("cancel", "undo", "take back"),
+    # unless they are the words of that tool's own name ("cancel" for cancel_booking).
+    reversers: frozenset[str] = frozenset()
+    # A word made of one of these and a word of the tool's name ("unbook" for book_room)
+    # asks for the opposite of that tool, unless the word itself is in its name.
+    negating_prefixes: frozenset[str] = frozenset()
+    # The phrases by their first word, longest first, with their mood (None: a plain
+    # phrase), made from the above.
+    anywhere: Mapping[str, tuple[tuple[Phrase, Mood | None], ...]] = field(
         init=False, repr=False, compare=False
     )
-    opening: Mapping[str, tuple[tuple[Phrase, Mood], ...]] = field(
+    opening: Mapping[str, tuple[tuple[Phrase, Mood | None], ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    reversing: Mapping[str, tuple[tuple[Phrase, Mood | None], ...]] = field(
         init=False, repr=False, compare=False
     )
     # Every word a phrase of either starts with: a clause saying none, and no negating
@@ -67,18 +82,20 @@ class Moods:
             (self.conditionals, Mood.CONDITIONAL),
             (self.questions, Mood.QUESTION),
             (self.hedges, Mood.HEDGED),
+            (self.plain, None),
         )
         object.__setattr__(self, "anywhere", _by_first_word(anywhere))
         object.__setattr__(
             self, "opening", _by_first_word([(self.question_openers, Mood.QUESTION)])
         )
+        object.__setattr__(self, "reversing", _by_first_word([(self.reversers, Mood.OPPOSITE)]))
         object.__setattr__(self, "starts", frozenset(self.anywhere) | frozenset(self.opening))
 
 
 def _by_first_word(
-    groups: Iterable[tuple[frozenset[str], Mood]],
-) -> dict[str, tuple[tuple[Phrase, Mood], ...]]:
-    found: dict[str, list[tuple[Phrase, Mood]]] = {}
+    groups: Iterable[tuple[frozenset[str], Mood | None]],
+) -> dict[str, tuple[tuple[Phrase, Mood | None], ...]]:
+    found: dict[str, list[tuple[Phrase, Mood | None]]] = {}
     for phrases, mood in groups:
         for text in phrases:
             phrase = tuple(text.lower().split())

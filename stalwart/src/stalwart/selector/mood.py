@@ -55,7 +55,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .grammar import Mood, Moods, Phrase
+from .binding import Clause
+from .grammar import Grammar, Mood, Moods, Phrase
 from .tokens import QUOTED, Kind, Token, has_quote
 from .vocabulary import ToolWords
 
@@ -116,8 +117,9 @@ def _said(
     while opener < len(words) and words[opener] in moods.fillers:
         opener += 1
     anywhere, opening, endings = moods.anywhere, moods.opening, moods.negating_endings
+    past = 0  # the words before it are a plain phrase's ("as soon as possible")
     for position, word in enumerate(words):
-        if word is None:
+        if word is None or position < past:
             continue
         found = _longest(words, position, anywhere)
         if position == opener:
@@ -127,11 +129,52 @@ def _said(
         if found is None:
             continue
         phrase, mood = found
+        if mood is None:
+            past = position + len(phrase)
+            continue
         if _in_a_name(words, position, len(phrase), tools):
             continue
-        last = tokens[position + len(phrase) - 1]
-        start, end = tokens[position].start - offset, last.start + len(last.text) - offset
-        return MoodFound(mood, clause[start:end])
+        return MoodFound(mood, _written(clause, offset, tokens, position, len(phrase)))
+    return None
+
+
+def _written(clause: str, offset: int, tokens: Sequence[Token], first: int, count: int) -> str:
+    """Tokens [first, first + count) as the clause writes them, with what stands between."""
+    last = tokens[first + count - 1]
+    return clause[tokens[first].start - offset : last.start + len(last.text) - offset]
+
+
+def opposite_of(
+    clause: str, offset: int, cut: Clause, tool: ToolWords, moods: Moods, grammar: Grammar
+) -> str | None:
+    """The words by which the clause asks for the opposite of what `tool` does, or None.
+
+    A reverser ("cancel", "undo", "take back") asks for it unless each of its words is a
+    word of the tool's own name ("cancel" for ``cancel_booking``); a word made of a
+    negating prefix and a word of the tool's name asks for it unless the word itself is
+    in the name ("unbook" for ``book_room``, not "unpaint" for ``unpaint_fence``). Read
+    once the clause's tool is chosen: "cancel the transfer" is no transfer, whichever tool
+    a desk has for cancelling. Quoted strings are values and say none.
+    """
+    name, reversing, stems = tool.name_stems, moods.reversing, cut.stems
+    prefixes = tuple(moods.negating_prefixes)
+    kind = Kind.WORD
+    words = [token.lower if token.kind is kind else None for token in cut.tokens]
+    for position, word in enumerate(words):
+        if word is None:
+            continue
+        if word in reversing:
+            found = _longest(words, position, reversing)
+            if found is not None:
+                phrase = found[0]
+                if not all(stem in name for stem in stems[position : position + len(phrase)]):
+                    return _written(clause, offset, cut.tokens, position, len(phrase))
+                continue
+        if prefixes and word.startswith(prefixes) and stems[position] not in name:
+            for prefix in prefixes:
+                rest = word[len(prefix) :]
+                if word.startswith(prefix) and len(rest) >= 3 and grammar.stem(rest) in name:
+                    return _written(clause, offset, cut.tokens, position, 1)
     return None
 
 
@@ -142,7 +185,7 @@ def _word(token: Token) -> str | None:
     return token.lower.replace("\u2019", "'")
 
 
-_Entry = tuple[Phrase, Mood]
+_Entry = tuple[Phrase, Mood | None]
 
 
 def _longest(

@@ -48,14 +48,20 @@ def number_with_a_word(number: str, word: str, tool: str) -> str:
 
 # Each reason is followed by the words of the clause that set its mood, as written:
 # 'it says not to: "don't"', and in a reply: I could not read "don't send the statement
-# for account alice" (it says not to: "don't"), so nothing ran.
+# for account alice" (it says not to: "don't"), so nothing ran. "opposite" names the tool
+# too: 'it asks for the opposite of transfer: "cancel"'.
 MOOD_REASONS: Mapping[str, str] = {
     "negated": "it says not to",
     "conditional": "it sets a condition",
     "question": "it asks a question",
     "hedged": "it is not certain",
+    "opposite": "it asks for the opposite of",
 }
 
 
 def clause_not_a_request(mood: str, words: str) -> str:
     return f'{MOOD_REASONS[mood]}: "{words}"'
+
+
+def clause_opposite(tool: str, words: str) -> str:
+    return f'{MOOD_REASONS["opposite"]} {tool}: "{words}"'
