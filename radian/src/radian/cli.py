@@ -23,9 +23,11 @@ from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
 from radian.arc.errors import ArcError
 from radian.arc.events import Event
+from radian.arc.hooks import Hooks, unfinished_tasks
 from radian.arc.loop import Loop, NoVerifier, RunReport, Terminated, Verifier
 from radian.arc.progress import LiveView
 from radian.arc.records import FIX_LEVELS, Switch
+from radian.arc.report import build_report, report_text
 from radian.arc.results import CommandResult
 from radian.arc.states import State
 from radian.arc.store import ArcStore
@@ -51,6 +53,7 @@ class Context:
         self.store = ArcStore(repo)
         self.clock: Clock = clock_from_environment()
         self.as_json = False  # set by --json
+        self.hooks: Hooks | None = None  # [[hooks]], set up with the loop of run or start
 
     def config(self) -> ArcConfig:
         return load_config(self.repo_root)
@@ -305,7 +308,7 @@ def confirm(context: Context, plan_name: str) -> None:
 
 def _loop(context: Context) -> Loop:
     config = context.config()
-    return Loop(
+    loop = Loop(
         context.store,
         config,
         context.clock,
@@ -313,6 +316,27 @@ def _loop(context: Context) -> Loop:
         echo=_ignore if context.as_json else click.echo,
         on_event=_run_event if context.as_json else None,
     )
+    if config.hooks:
+        context.hooks = Hooks(
+            config.hooks,
+            context.store.repo_root,
+            context.clock,
+            plan_of=lambda task: getattr(context.store.try_load_task(task), "plan", None),
+            unfinished=lambda plan: unfinished_tasks(context.store, plan),
+        )
+        loop.on_event = _both(loop.on_event, context.hooks)
+    return loop
+
+
+def _both(
+    first: Callable[[Event], None] | None, then: Callable[[Event], None]
+) -> Callable[[Event], None]:
+    def both(event: Event) -> None:
+        if first is not None:
+            first(event)
+        then(event)
+
+    return both
 
 
 def _ignore(_line: str) -> None:
@@ -324,15 +348,26 @@ def _run_event(event: Event) -> None:
     _json_out(event.document())
 
 
-def _finish(report: RunReport) -> None:
+def _finish(report: RunReport, *, with_report: bool = False) -> None:
+    """The end of `run` or `start`: the hooks' last runs, `run`'s report, the exit code."""
+    context = click.get_current_context().find_object(Context)
+    if context is not None and context.hooks is not None:
+        context.hooks.close()
+    # The report covers the tasks the run's events named; a run that did nothing says nothing.
+    tasks = [event.task for event in report.events if event.task is not None]
+    ended = build_report(context.store, tasks) if with_report and context and tasks else None
+    if ended is not None and not _as_json():
+        for line in report_text(ended):
+            click.echo(line)
     code = 0
     if report.interrupted:
         code = 128 + (report.stopped_by or signal.SIGINT)
     elif report.failed:
         code = EXIT_TASK_FAILED
     if _as_json():
-        _json_out({"event": "end", "exit_code": code, "failed": report.failed,
-                   "interrupted": report.interrupted})  # fmt: skip
+        end = {"event": "end", "exit_code": code, "failed": report.failed,
+               "interrupted": report.interrupted}  # fmt: skip
+        _json_out(end if ended is None else {**end, "report": ended.document()})
     if code:
         raise SystemExit(code)
 
@@ -354,13 +389,13 @@ def run(context: Context, once: bool) -> None:
     """Run the plans' ready tasks until nothing is ready, running or waiting."""
     _stop_on_sigterm()
     if context.as_json or not sys.stdout.isatty():
-        _finish(_guard(lambda: _loop(context).run(once=once)))
+        _finish(_guard(lambda: _loop(context).run(once=once)), with_report=True)
         return
     loop = _guard(lambda: _loop(context))
     with LiveView(loop) as view:  # on a terminal: the workers, refreshed in place
         loop.echo = view.echo
         report = _guard(lambda: loop.run(once=once))
-    _finish(report)
+    _finish(report, with_report=True)
 
 
 @arc.command()
@@ -418,6 +453,21 @@ def status_command(context: Context, plan_name: str | None, state: str | None) -
         click.echo(json.dumps(document, indent=2, allow_nan=False))
     else:
         for line in status.status_text(found):
+            click.echo(line)
+
+
+@arc.command("report")
+@click.option("--plan", "plan_name", metavar="PLAN", help="Only this plan.")
+@json_option
+@pass_context
+def report_command(context: Context, plan_name: str | None) -> None:
+    """What was done, what failed and why, cost per task and in total."""
+    found = _guard(lambda: build_report(context.store, plan=plan_name))
+    if context.as_json:
+        click.echo(json.dumps({"format_version": JSON_FORMAT_VERSION, **found.document()},
+                              indent=2, allow_nan=False))  # fmt: skip
+    else:
+        for line in report_text(found):
             click.echo(line)
 
 

@@ -129,6 +129,22 @@ class CleanupConfig(_Section):
     branches: bool = False  # also delete its local branch arc/<task> (the remote keeps it)
 
 
+HookEventName = Literal[
+    "integrated", "failed", "paused_budget", "rework_pending", "model_wait", "plan_done"
+]
+HOOK_EVENTS: tuple[HookEventName, ...] = (
+    "integrated", "failed", "paused_budget", "rework_pending", "model_wait", "plan_done"
+)  # fmt: skip
+
+
+class HookConfig(_Section):
+    """One `[[hooks]]` entry: a command run on the events it names (radian.arc.hooks)."""
+
+    run: str = Field(min_length=1)
+    events: list[HookEventName] = Field(default_factory=lambda: list(HOOK_EVENTS), min_length=1)
+    timeout_secs: float = Field(default=10, gt=0)
+
+
 class ArcConfig(_Section):
     repository: RepositoryConfig = Field(default_factory=RepositoryConfig)
     integration: IntegrationConfig = Field(default_factory=IntegrationConfig)
@@ -136,6 +152,7 @@ class ArcConfig(_Section):
     worker: WorkerConfig = Field(default_factory=WorkerConfig)
     gate: GateConfig | None = None
     cleanup: CleanupConfig = Field(default_factory=CleanupConfig)
+    hooks: list[HookConfig] = Field(default_factory=list)
 
     @property
     def target_branch(self) -> str:

@@ -185,6 +185,18 @@ STATUS_NO_PLANS = "no plans"
 STATUS_PAUSED_BUDGET = "its budget is used up: radian arc reset-budget <task>"
 STATUS_REWORK_PENDING = "waits for a rework: radian arc rework <task> --brief FILE"
 
+# the report at the end of `radian arc run`, and `radian arc report`
+REPORT_NOTHING = "report: no task"
+REPORT_CANCELLED = "cancelled"
+
+
+def report_heading(integrated: int, failed: int, other: int, cost: str) -> str:
+    return (
+        f"report: {integrated} integrated, {failed} failed, {other} not finished; "
+        f"cost {cost} in total"
+    )
+
+
 # `radian arc show --brief` without a task
 SHOW_BRIEF_NEEDS_TASK = "--brief shows one task's brief: radian arc show --brief <task>"
 
