@@ -32,12 +32,15 @@ $(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade 'pip>=25.1'
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) \
-		-e 'stalwart[postgres,anthropic,openai,serve]' -e radian \
+		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai]' -e radian \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	touch $(STAMP)
 
 demo: setup $(NPM_TOOLS_DEP)
 	cd stalwart/examples/shop && ../../../$(PY) run.py
+	@echo
+	@echo "The same failed order, as a Pydantic AI agent guarded by stalwart:"
+	cd stalwart/examples/pydantic_ai && ../../../$(PY) run.py
 	@echo
 	@echo "The same desk in a browser (stalwart serve, docs: stalwart/docs/serving.md):"
 	@echo "  cd stalwart/examples/shop && ../../../.venv/bin/stalwart users set agent.users u-17"
@@ -93,7 +96,7 @@ test-py313: $(NPM_TOOLS_DEP)
 	$(PYTHON313) -m venv $(VENV_313)
 	$(VENV_313)/bin/python -m pip install --quiet --upgrade 'pip>=25.1'
 	$(VENV_313)/bin/python -m pip install --quiet -c $(CONSTRAINTS) \
-		-e 'stalwart[postgres,anthropic,openai,serve]' -e radian \
+		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai]' -e radian \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	$(VENV_313)/bin/python -m pytest stalwart/tests -p no:cacheprovider
 	$(VENV_313)/bin/python -m pytest radian/tests -n auto -p no:cacheprovider
@@ -114,6 +117,7 @@ lint-stalwart: setup
 	cd stalwart && ../$(VENV)/bin/mypy src tests benchmarks
 	# the example's run.py would clash with benchmarks/run.py as module "run": checked alone
 	cd stalwart/examples/shop && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py shop
+	cd stalwart/examples/pydantic_ai && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py
 
 lint-radian: setup
 	$(VENV)/bin/ruff check radian

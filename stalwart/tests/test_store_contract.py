@@ -217,7 +217,7 @@ def test_a_record_made_before_a_column_was_added_gains_it(
     location: str, opened: list[Store], table: str, column: str, default: int | None
 ) -> None:
     first = _open(location, opened)
-    first.commit(Changes(sessions=[_session()], calls=[_call(1)]))
+    first.commit(Changes(sessions=[_session()], runs=[_run()], calls=[_call(1)]))
     first.close()
     opened.remove(first)
     _drop_column(location, table, column)  # the record as an older stalwart left it
@@ -229,7 +229,7 @@ def test_a_record_made_before_a_column_was_added_gains_it(
         return
     record = store.load("s1")
     assert record is not None
-    row = {"calls": record.calls[0], "sessions": record.session}[table]
+    row = {"calls": record.calls[0], "sessions": record.session, "runs": record.runs[0]}[table]
     assert getattr(row, column) == default
 
 

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .replies import Reply
     from .tools.boundary import Refusal
 
 
@@ -54,6 +55,9 @@ class ErrorCode(StrEnum):
     RECORD_UNAVAILABLE = "record_unavailable"
     LEASE_LOST = "lease_lost"
     INPUT_REFUSED = "input_refused"
+    UNSAFE_SETUP = "unsafe_setup"
+    CALL_CHANGED = "call_changed"
+    RUN_STOPPED = "run_stopped"
     ADDRESS_UNAVAILABLE = "address_unavailable"
 
 
@@ -380,3 +384,33 @@ class RecordUnavailable(StalwartError):
     out of reach). Nothing was sent that the record did not hold first."""
 
     code = ErrorCode.RECORD_UNAVAILABLE
+
+
+class UnsafeSetup(StalwartError):
+    """A foreign framework set up in a way that would break one of stalwart's guarantees,
+    refused when its guarded agent is built (or, for what only a run shows, before the
+    run sends anything): a framework timeout on a write, an approval that changes a call's
+    arguments, an inline approver, a durable engine around guarded writes, a guarded agent
+    run without its driver. The message says which, and why."""
+
+    code = ErrorCode.UNSAFE_SETUP
+
+
+class CallChanged(StalwartError):
+    """A framework's call, found again by its id, has another tool or other arguments than
+    the step it was recorded as: nothing is sent (an approval sends exactly the arguments
+    a person was shown)."""
+
+    code = ErrorCode.CALL_CHANGED
+
+
+class RunStopped(StalwartError):
+    """Raised inside a framework's run to end it: its guarded run stopped (failed and
+    rolled back, or ended). `reply` is the run's one reply; an adapter's driver catches
+    it and returns the reply."""
+
+    code = ErrorCode.RUN_STOPPED
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.text)
+        self.reply = reply

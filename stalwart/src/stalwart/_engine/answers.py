@@ -41,6 +41,12 @@ def answer(ledger: Ledger, context: RunContext, run: RunRow, given: str) -> RunR
 
 def _approve(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     run = move(ledger, run, Event.APPROVE, question=None)
+    if run.framework is not None:
+        # A guarded run's step is sent by its framework, through its guard: the approval
+        # (naming the question it answers) is recorded on the step, and nothing is sent here.
+        steps = list(run.steps)
+        steps[run.cursor] = {**steps[run.cursor], "approved": question.id}
+        return ledger.put_run(replace_row(run, steps=steps))
     return send_step(ledger, context, run, run.cursor, run.steps[run.cursor])
 
 

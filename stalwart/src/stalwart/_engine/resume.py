@@ -19,7 +19,8 @@ def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Take up a run its process left mid-way (found `running` or `rolling_back`).
 
     A call left in flight is sent again under its key when it is a read or a retry-safe
-    write; any other write becomes the question "Did <tool> take effect? It was being
+    write (a guarded run's, by its framework when it takes the run up again); any other
+    write becomes the question "Did <tool> take effect? It was being
     sent when the run stopped." A rollback goes on where it stopped, and an undo left in
     flight is sent again under its own key. The check is not run again for a call the
     record shows it allowed.
@@ -50,8 +51,10 @@ def resume(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
                 return run
             if spec.writes and not spec.retry_safe:
                 run = ask_outcome(ledger, run, call, stopped=True, context=context)
-            else:
+            elif run.framework is None:
                 run = try_call(ledger, context, run, call)
+            # else: a guarded run's call is sent again by its framework, through its guard,
+            # under the same key (`stalwart.guarded`): it stays in flight until then.
     return advance(ledger, context, run)
 
 

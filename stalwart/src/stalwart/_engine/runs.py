@@ -21,7 +21,7 @@ moves the run only through `move`, by this module's table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -200,8 +200,14 @@ def _new_run(ledger: Ledger, turn: str, steps: list[dict[str, Any]]) -> RunRow:
 
 def advance(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Send steps until one waits for a person, the run ends, or it fails and rolls back."""
+    # A run a foreign agent loop drives (`stalwart.guarded`): its framework sends each step
+    # through its guard, and its own model chooses what comes next; here, its steps are
+    # confirmed (or refused), and a failed one rolled back.
+    guarded = run.framework is not None
     while run.state == State.RUNNING:
         if run.cursor >= len(run.steps):
+            if guarded:
+                break
             if model_loop.is_model_run(ledger, run):
                 run = _ask_model(ledger, context, run)
                 continue
@@ -212,7 +218,8 @@ def advance(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
         index = run.cursor
         step = run.steps[index]
         spec = context.tools.get(step["tool"])
-        if spec is not None and context.confirms(spec):
+        # "approved": a guarded run's step a person approved, for its framework to send.
+        if spec is not None and context.confirms(spec) and not step.get("approved"):
             verdict = context.check.call(
                 step["tool"], step["args"], ledger.history(), step_sources(step)
             )
@@ -221,6 +228,8 @@ def advance(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
                 continue
             waiting = _confirmation(ledger, context, run, index, step)
             run = move(ledger, run, Event.ASK, question=waiting.to_record())
+            break
+        if guarded:
             break
         run = send_step(ledger, context, run, index, step)
     if run.state == State.ROLLING_BACK:
@@ -304,7 +313,9 @@ def _others_would_be_undone(ledger: Ledger, context: RunContext, run: RunRow, in
         and (spec := context.tools.get(call.tool)) is not None
     ]
     later = [spec for s in run.steps[index + 1 :] if (spec := context.tools.get(s["tool"]))]
-    return others_would_be_undone(earlier, later, model_run=model_loop.is_model_run(ledger, run))
+    # A foreign loop's model, like stalwart's own, may still choose more steps.
+    model_run = run.framework is not None or model_loop.is_model_run(ledger, run)
+    return others_would_be_undone(earlier, later, model_run=model_run)
 
 
 def others_would_be_undone(
@@ -323,8 +334,18 @@ def others_would_be_undone(
     )
 
 
+# How a call is sent: (its arguments, typed; its key) -> what it returned. `ToolSpec.call`
+# unless a guarded run's framework sends it (`stalwart.guarded`).
+Sender = Callable[[Mapping[str, Any], str | None], Any]
+
+
 def send_step(
-    ledger: Ledger, context: RunContext, run: RunRow, index: int, step: dict[str, Any]
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    index: int,
+    step: dict[str, Any],
+    send: Sender | None = None,
 ) -> RunRow:
     """Check a step, record it in flight with its key, and send it (with its retries)."""
     tool = step["tool"]
@@ -345,16 +366,20 @@ def send_step(
         step_row(ledger, context, run, index, tool, args, key, "in_flight", verdict.text)
     )
     ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
-    return try_call(ledger, context, run, call)
+    return try_call(ledger, context, run, call, send)
 
 
-def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) -> RunRow:
+def try_call(
+    ledger: Ledger, context: RunContext, run: RunRow, call: CallRow, send: Sender | None = None
+) -> RunRow:
     """Send a recorded call until it answers, fails, or leaves a person to say what happened.
 
     Each try is committed in flight, with its number, before it is sent, under the key
-    the call was first recorded with.
+    the call was first recorded with. `send` sends each try (the tool's own function by
+    default).
     """
     spec = context.tools[call.tool]
+    sender = send or spec.call
     args = typed_args(spec, call.args)
     # A try sent before this one (retried, or left in flight by a stopped process) may
     # have taken effect; a later try failing plainly does not settle that.
@@ -364,7 +389,7 @@ def try_call(ledger: Ledger, context: RunContext, run: RunRow, call: CallRow) ->
         ledger.commit()
         try:
             with sending(as_current(run, call, ledger.lease_token)):
-                result = spec.call(args, call.key)
+                result = sender(args, call.key)
         except Exception as error:
             verdict = after_call_failure(
                 writes=spec.writes, retry_safe=spec.retry_safe, error=error, tries=call.tries

@@ -71,6 +71,10 @@ class RunRow:
     why the run is failing ({"cause", "tool", "error", "reason"}); `reply` the text the
     person got when the run ended; `turn_seq` the memory position of the turn that
     started it (the rewind keeps it and hides everything after).
+
+    `framework`, on a run a foreign agent loop drives through a guarded run
+    (`stalwart.guarded`): {"name": the framework, "kept": its own checkpoint (JSON), or
+    None}. None on a run of stalwart's own selector or model loop.
     """
 
     run_id: str
@@ -86,6 +90,7 @@ class RunRow:
     turn_seq: int
     created: float
     updated: float
+    framework: dict[str, Any] | None = None
 
 
 # A call's kind for an ask of a model (the others are "read", "write" and "undo").
@@ -205,6 +210,7 @@ TABLES: tuple[Table, ...] = (
             "turn_seq": "int",
             "created": "real",
             "updated": "real",
+            "framework": "json",
         },
         ("session",),
     ),
@@ -288,6 +294,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("sessions", "identity", None),
     ("calls", "undo", None),
     ("leases", "lock", None),
+    ("runs", "framework", None),
 )
 
 Row = TypeVar("Row")

@@ -13,6 +13,7 @@ sentences are in `texts.serve`.
 from . import serve as serve  # the interface's own sentences: texts.serve.X
 from .cli import *  # noqa: F403
 from .errors import *  # noqa: F403
+from .guarded import *  # noqa: F403
 from .limits import *  # noqa: F403
 from .lints import *  # noqa: F403
 from .logs import *  # noqa: F403

@@ -40,6 +40,10 @@ EXTRA_LINT_TEXTS: Mapping[str, str] = {
         "a write that asks for no confirmation (confirm: never), though every write is "
         "confirmed by a person"
     ),
+    "undeclared_tool": (
+        "a {framework} tool agent.yaml does not declare, so it is taken as a write: "
+        "confirmed, with no undo; declare it under its name (writes:, undo:, retry_safe:)"
+    ),
 }
 
 # What `<from>` says when an argument of the undo has no source at all.

@@ -1,0 +1,8 @@
+"""Adapters: stalwart's guarantees for agents written for other frameworks.
+
+One module per framework, each thin over the public guarded-run API (`stalwart.guarded`),
+each behind its own extra; the framework is imported only there:
+
+- `stalwart.adapters.pydantic_ai` (`pip install stalwart[pydantic-ai]`): a Pydantic AI
+  capability, `StalwartGuard`, and its driver, `StalwartDriver`.
+"""

@@ -1,0 +1,113 @@
+"""The texts of guarded runs (stalwart.guarded) and of the framework adapters
+(stalwart.adapters): what a guarded run refuses, and the set-ups an adapter refuses."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .questions import call_text
+
+# --- guarded runs (stalwart.guarded) ---
+
+GUARDED_RUN_THREAD = (
+    "a guarded run is used on the thread that opened it (its lease on the session is that thread's)"
+)
+GUARDED_RUN_CLOSED = "this guarded run was closed; open the session again"
+
+
+def no_guarded_run(session: str) -> str:
+    return f"session {session!r} has no guarded run to go on with: begin one first"
+
+
+def guarded_run_left(session: str, run: str) -> str:
+    return (
+        f"run {run} of session {session!r} was left mid-way by its framework: take it up "
+        "again (resume it) before a new turn"
+    )
+
+
+def guarded_not_sendable(run: str, step: int, state: str) -> str:
+    return f"step {step} of run {run} is not the one to send now (the run is {state})"
+
+
+def guarded_not_finished(run: str, state: str) -> str:
+    return f"run {run} cannot end with its framework's last word now (it is {state})"
+
+
+def call_changed(call_id: str, step: int, recorded: str, tool: str, args: Mapping[str, Any]) -> str:
+    return (
+        f"call {call_id!r} came back as {tool}, with other arguments than step {step} was "
+        f"recorded with ({call_text(recorded, args)}): nothing was sent; an approval sends "
+        "exactly the arguments a person was shown"
+    )
+
+
+def sent_only_by_framework(tool: str, framework: str) -> str:
+    return (
+        f"{tool} is a {framework} tool agent.yaml does not declare: only {framework} can "
+        "send it, through its guard"
+    )
+
+
+# --- the Pydantic AI adapter (stalwart.adapters.pydantic_ai) ---
+
+PYDANTIC_AI_MISSING = (
+    "stalwart's Pydantic AI adapter needs pydantic-ai-slim: pip install 'stalwart[pydantic-ai]'"
+)
+GUARD_WITHOUT_DRIVER = (
+    "this agent is guarded by stalwart (StalwartGuard): run it through its StalwartDriver, "
+    "never with agent.run alone, whose approvals no person gave; nothing was sent"
+)
+NO_GUARD = (
+    "this agent has no StalwartGuard among its capabilities: add "
+    "capabilities=[StalwartGuard(desk)] when you build it"
+)
+DRIVER_SYNC_IN_LOOP = (
+    "the driver's *_sync methods run their own event loop, and one runs here already: await "
+    "run, answer, confirm or resume instead"
+)
+
+
+def write_timeout_refused(tool: str, timeout: float) -> str:
+    return (
+        f"{tool} is a write, and Pydantic AI would time it out after {timeout:g}s: a timed-out "
+        "call becomes a retry prompt, so the model would send the write again, though it may "
+        "have taken effect. Take the timeout off (Tool(timeout=), Agent(tool_timeout=)); "
+        "stalwart's own (timeout: under the tool in agent.yaml) makes a late write a question "
+        "for a person"
+    )
+
+
+def durable_refused(name: str) -> str:
+    return (
+        f"{name} runs the agent under a durable engine, which re-runs a tool call left in "
+        "flight with no idempotency key, retries it on its own, and runs the hooks where the "
+        "record cannot be written: stalwart does not guard writes under it (yet)"
+    )
+
+
+def inline_approvals_refused(name: str) -> str:
+    return (
+        f"{name} answers deferred tool calls inside the run: it approves with no person's "
+        "bound answer, and may approve with ToolApproved(override_args=...), sending "
+        "arguments nobody was shown. Remove it: stalwart asks the person"
+    )
+
+
+def external_calls_refused(tools: list[str]) -> str:
+    return (
+        f"{', '.join(tools)} deferred their calls to be run outside the agent "
+        "(CallDeferred): stalwart cannot key, record or undo what runs outside it"
+    )
+
+
+def unsafe_setups(found: list[str]) -> str:
+    return "this set-up would break stalwart's guarantees, so it is refused: " + "; ".join(found)
+
+
+def driver_rounds(rounds: int) -> str:
+    return (
+        f"the run was taken up {rounds} times without waiting for a person or ending: a call "
+        "the guard defers keeps coming back"
+    )
