@@ -11,7 +11,8 @@ A step's "do" is one of:
   silent   print nothing and sleep (a stall)
   chatter  print a line every 0.1 s forever (runs into wall_time)
   stubborn ignore SIGTERM and sleep (the wrapper must SIGKILL it)
-  sleep    sleep "secs" seconds, then act as "then" (another step)
+  sleep    sleep "secs" seconds (or until the file "until" names exists, at most "secs"),
+           then act as "then" (another step)
 Other keys: "outcome", "session" (default: the resumed one, else "sess-<attempt>"),
 "cost" (the session total the Result reports), "model_error" (an object), "emit" (text
 printed as it is before the Result), "progress" (a cost: a progress line naming the session
@@ -92,7 +93,10 @@ def act(step: dict[str, Any], attempt: str) -> int:
         time.sleep(3600)
         return 0
     if action == "sleep":
-        time.sleep(float(step.get("secs", 1)))
+        deadline = time.monotonic() + float(step.get("secs", 1))
+        until = Path(step["until"]) if "until" in step else None
+        while time.monotonic() < deadline and not (until is not None and until.exists()):
+            time.sleep(0.05)
         return act(step.get("then", {"do": "result", "outcome": "failed"}), attempt)
     if step.get("commit"):
         commit_and_push(attempt, push=step.get("push", True),

@@ -18,6 +18,7 @@ from radian.arc import commands
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.loop import Loop
+from radian.arc.states import State
 from radian.arc.store import ArcStore
 
 pytestmark = pytest.mark.integration
@@ -332,3 +333,22 @@ def test_an_attempt_that_reports_no_cost_keeps_the_sessions_last_total(
     assert costs == [0.30, 0.0, pytest.approx(0.20)]
     assert attempt_result(git_repo, "t", "002")["session_id"] == "sess-001"
     assert round(task(git_repo, "t").total_cost_usd, 6) == 0.5
+
+
+def test_start_moves_no_other_task(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    # Both crash (an infrastructure retry, due in 10 s); at 07:00:10 both are due. Starting t
+    # moves t alone: u waits for the loop, as before (issue 31: start moved every due retry).
+    write_config(git_repo, scripted_worker({"001": {"do": "crash"}, "default": {}}))
+    store = make_plan(git_repo, clock, ["t", "u"])
+    run_once(git_repo, clock)
+    clock.advance(10)
+    loop = Loop(store, load_config(git_repo), clock, echo=lambda line: None)
+    lines = loop.start("t").lines
+    assert lines[:2] == [
+        "t todo.retry_wait -> todo.ready",
+        "t todo.ready -> doing.working (attempt 002)",
+    ]
+    assert not [line for line in lines if line.startswith("u ")]
+    assert task(git_repo, "u").state == State.RETRY_WAIT

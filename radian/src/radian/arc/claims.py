@@ -2,13 +2,16 @@
 
 A claim writes its intent first (attempt.json: who runs the attempt, which session it
 resumes), then moves the task to doing.working, under the task's lock. Recovery finds
-doing.working tasks whose owner is gone and gives each attempt the end it must have had.
+doing.working tasks whose owner is gone: an attempt whose worker still runs is adopted (the
+new owner's name goes into attempt.json, and its Result is read when it ends); any other gets
+the end it must have had.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,6 @@ from radian.arc.settle import (
 )
 from radian.arc.states import FAILED_STATES, State, transition
 from radian.arc.store import ArcStore
-from radian.arc.worker.files import STOP_RECOVERY
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,8 @@ class Claim:
     # What the task had cost when claimed (total_cost_usd: every attempt and review so far):
     # the live view's "cost so far"; a running attempt adds its own when it ends.
     cost_usd: float = 0.0
+    claimed_at: str | None = None
+    adopted: bool = False  # a worker another `run` started, watched until it ends (spec None)
 
 
 def next_attempt_id(task: Task) -> str:
@@ -59,12 +63,16 @@ def claim_record(
     return {
         "task": task,
         "attempt_id": attempt_id,
-        "owner_pid": os.getpid(),
-        "owner_start": process_start(os.getpid()),
+        **owner_fields(),
         "resume_session_id": resume_session_id,
         "claimed_at": claimed_at,
         "kind": kind,
     }
+
+
+def owner_fields() -> dict[str, Any]:
+    """This process as an attempt's owner: its pid and its start time."""
+    return {"owner_pid": os.getpid(), "owner_start": process_start(os.getpid())}
 
 
 def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
@@ -151,7 +159,8 @@ def claim(
     log.info("claimed %s attempt %s (from %s, resuming %s)", name, attempt_id, from_state, resume)
     line = Event("claimed", texts.claimed(name, from_state, attempt_id), name,
                  str(State.WORKING), attempt_id)  # fmt: skip
-    return Claim(name, attempt_id, attempt_dir, resume, spec, task.total_cost_usd), line
+    claimed = Claim(name, attempt_id, attempt_dir, resume, spec, task.total_cost_usd, claimed_at)
+    return claimed, line
 
 
 def recover_orphans(
@@ -160,13 +169,18 @@ def recover_orphans(
     clock: Clock,
     running: set[tuple[str, str]],
     failed: list[str] | None = None,
+    *,
+    adopt: Callable[[Claim], None] | None = None,
 ) -> list[Event]:
     """doing.working tasks whose attempt has no live owner get the end they must have had.
 
     An attempt_result.json already written (the owner died before saving the task) is
-    applied as recorded; a wrapper that had ended by itself (its status written) is read as
-    the owner would have read it; otherwise the attempt left no Result: terminated. A worker
-    still running for a dead owner is stopped first.
+    applied as recorded. A wrapper still running (the owner, a `run`, was killed while its
+    worker ran) is adopted: this process becomes the attempt's owner in attempt.json, and
+    `adopt` watches it; its Result is applied when it ends. Without `adopt` (a caller that
+    cannot watch), such an attempt is left for one that can. A wrapper that had ended by
+    itself (its status written) is read as the owner would have read it. Otherwise the
+    attempt left no Result and no live worker: terminated, as the chapter says.
     """
     lines: list[Event] = []
     for name in store.names_in(State.WORKING):
@@ -186,26 +200,60 @@ def recover_orphans(
             if owner_alive(intent):
                 continue
             owner = intent.get("owner_pid")
-            log.warning("recovering %s attempt %s: its owner %s is gone", name, attempt_id, owner)
             attempt_dir = store.attempt_dir(name, attempt_id)
-            # Read before stop_attempt: a wrapper stopped now would end as "cancelled".
-            ended = worker_api.ended_attempt(attempt_dir, clock, intent.get("claimed_at"))
-            worker_api.stop_attempt(attempt_dir, STOP_RECOVERY)
             record = store.read_attempt_result(name, attempt_id)
             if record is not None and "outcome_record" in record:
+                log.warning("recovering %s attempt %s: its owner %s is gone", name, attempt_id,
+                            owner)  # fmt: skip
                 outcome = outcome_from_record(record)
-            elif ended is not None:
-                text = texts.ended_unwatched(name, attempt_id)
-                lines.append(Event("ended_unwatched", text, name, attempt_id=attempt_id))
-                outcome = outcome_from_end(ended, intent.get("resume_session_id"))
+            elif worker_api.live_wrapper(attempt_dir) is not None:
+                # Alive: asked before its end is read, so a wrapper ending now is watched
+                # to its end rather than taken for gone.
+                if adopt is None:
+                    continue
+                lines.append(_adopt(store, task, attempt_id, attempt_dir, intent, clock, adopt))
+                continue
             else:
-                text = texts.left_no_result(name, attempt_id)
-                lines.append(Event("left_no_result", text, name, attempt_id=attempt_id))
-                outcome = terminated_outcome(intent.get("claimed_at"), format_utc(clock.now()))
+                log.warning("recovering %s attempt %s: its owner %s is gone", name, attempt_id,
+                            owner)  # fmt: skip
+                ended = worker_api.ended_attempt(attempt_dir, clock, intent.get("claimed_at"))
+                if ended is not None:
+                    text = texts.ended_unwatched(name, attempt_id)
+                    lines.append(Event("ended_unwatched", text, name, attempt_id=attempt_id))
+                    outcome = outcome_from_end(ended, intent.get("resume_session_id"))
+                else:
+                    text = texts.left_no_result(name, attempt_id)
+                    lines.append(Event("left_no_result", text, name, attempt_id=attempt_id))
+                    outcome = terminated_outcome(intent.get("claimed_at"),
+                                                 format_utc(clock.now()))  # fmt: skip
             lines.extend(settle(store, config, task, attempt_id, outcome, clock))
             if failed is not None and task.state in FAILED_STATES:
                 failed.append(name)
     return lines
+
+
+def _adopt(
+    store: ArcStore,
+    task: Task,
+    attempt_id: str,
+    attempt_dir: Path,
+    intent: dict[str, Any],
+    clock: Clock,
+    adopt: Callable[[Claim], None],
+) -> Event:
+    """`adopt` watches a live attempt, then this process is written as its owner. In that
+    order: a Ctrl-C between the two finds it watched (and stops it as one of this run's); a
+    kill of this process at any moment leaves it to be adopted again."""
+    name = task.name
+    log.warning("adopting %s attempt %s: its owner %s is gone, its worker runs", name,
+                attempt_id, intent.get("owner_pid"))  # fmt: skip
+    claimed = Claim(name, attempt_id, attempt_dir, intent.get("resume_session_id"), None,
+                    task.total_cost_usd, intent.get("claimed_at"), adopted=True)  # fmt: skip
+    adopt(claimed)
+    adopted = {**intent, **owner_fields(), "adopted_at": format_utc(clock.now())}
+    store.write_attempt_intent(name, attempt_id, adopted)
+    text = texts.adopted(name, attempt_id)
+    return Event("adopted", text, name, str(State.WORKING), attempt_id)
 
 
 def owner_alive(intent: dict[str, Any]) -> bool:

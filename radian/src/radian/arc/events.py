@@ -30,6 +30,7 @@ EventKind = Literal[
     # recovery of an attempt whose run died (radian.arc.claims)
     "ended_unwatched",
     "left_no_result",
+    "adopted",
     # a gate's verdicts applied (radian.arc.gate)
     "integrated",
     "stage_failed",

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from filelock import Timeout
@@ -131,6 +132,9 @@ def apply_end(
 
 
 AttemptRunner = Callable[[Any, Clock], Any]
+# Watches an adopted attempt (its dir, a clock, when it was claimed) until it ends: its
+# AttemptEnd, or None when its wrapper went without a word.
+AttemptWatcher = Callable[[Path, Clock, str | None], Any]
 
 
 class Loop:
@@ -146,6 +150,7 @@ class Loop:
         worker_clock: Clock | None = None,
         echo: Callable[[str], None] = print,
         run_attempt: AttemptRunner | None = None,
+        watch_attempt: AttemptWatcher | None = None,
         on_event: Callable[[Event], None] | None = None,
         poll_secs: float = POLL_SECS,
     ) -> None:
@@ -159,6 +164,7 @@ class Loop:
         self.echo = echo  # each event's text, as it happens
         self.on_event = on_event  # each event itself (the CLI's --json)
         self.run_attempt: AttemptRunner = run_attempt or worker_api.run_attempt
+        self.watch_attempt: AttemptWatcher = watch_attempt or worker_api.watch_attempt
         # How often the loop looks at running attempts and gates: they are real threads and
         # processes, so this is real time (a poll, not a backoff).
         self.poll_secs = poll_secs
@@ -227,7 +233,8 @@ class Loop:
         if self.store.index is not None:
             self.store.index.refresh()
         running = {(claim.task, claim.attempt_id) for claim in self._running.values()}
-        self._say(recover_orphans(self.store, self.config, self.clock, running, self.report.failed))
+        self._say(recover_orphans(self.store, self.config, self.clock, running, self.report.failed,
+                                  adopt=self._adopt))  # fmt: skip
         self._say(self.verifier.collect())
         self._say(self.verifier.before_claim())
         index = self.store.index
@@ -272,6 +279,15 @@ class Loop:
     def _launch(self, claimed: Claim, line: Event) -> None:
         self._say([line])
         future = self._pool.submit(self.run_attempt, claimed.spec, self.worker_clock)
+        self._running[future] = claimed
+        self._started[claimed.task] = time.monotonic()
+
+    def _adopt(self, claimed: Claim) -> None:
+        """An attempt whose `run` died while its worker ran: watched like one of ours until
+        it ends, then its end applied (recovery printed the line)."""
+        future = self._pool.submit(
+            self.watch_attempt, claimed.attempt_dir, self.worker_clock, claimed.claimed_at
+        )
         self._running[future] = claimed
         self._started[claimed.task] = time.monotonic()
 
@@ -355,8 +371,14 @@ class Loop:
             # The wrapper itself broke: the attempt left no Result.
             outcome = terminated_outcome(None, format_utc(self.clock.now()))
         else:
-            # Who stopped the worker (arc's Ctrl-C, the lead's cancel) is in its end itself.
-            outcome = outcome_from_end(end, claimed.resume_session_id)
+            if end is None:  # an adopted attempt's wrapper went without a word
+                text = texts.left_no_result(claimed.task, claimed.attempt_id)
+                self._say([Event("left_no_result", text, claimed.task,
+                                 attempt_id=claimed.attempt_id)])  # fmt: skip
+                outcome = terminated_outcome(claimed.claimed_at, format_utc(self.clock.now()))
+            else:
+                # Who stopped the worker (arc's Ctrl-C, the lead's cancel) is in its end.
+                outcome = outcome_from_end(end, claimed.resume_session_id)
         try:
             lines, state = apply_end(self.store, self.config, claimed, outcome, self.clock)
         except DamagedFile as error:
@@ -416,7 +438,8 @@ class Loop:
         if task.state not in (State.READY, State.RETRY_WAIT):
             raise ArcError(texts.cannot_start(name, str(task.state)))
         try:
-            self._say(promote_due_retries(self.store, self.clock))
+            # This task alone: start never moves another task.
+            self._say(promote_due_retries(self.store, self.clock, [name]))
             claimed = claim(self.store, self.config, name, self.clock, early=True)
             if claimed is None:
                 raise ArcError(texts.cannot_start(name, str(self.store.load_task(name).state)))

@@ -291,6 +291,14 @@ def ended_unwatched(task: str, attempt_id: str) -> str:
     return f"{task} attempt {attempt_id} ended while no run watched it -> its end applied now"
 
 
+def adopted(task: str, attempt_id: str) -> str:
+    """A run found an attempt whose run died and whose worker still runs: it watches it."""
+    return (
+        f"{task} attempt {attempt_id} still running after its run ended -> adopted "
+        "(its Result is read when it ends)"
+    )
+
+
 def left_no_result(task: str, attempt_id: str) -> str:
     return f"{task} attempt {attempt_id} has no live worker and no Result -> terminated"
 

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
         AttemptSpec,
         ended_attempt,
         kill_attempt,
+        live_wrapper,
         run_attempt,
         stop_attempt,
+        watch_attempt,
     )
 
 __all__ = [
@@ -30,10 +32,12 @@ __all__ = [
     "WorkerResult",
     "ended_attempt",
     "kill_attempt",
+    "live_wrapper",
     "parse_result",
     "run_attempt",
     "stop_attempt",
     "validate_exec_args",
+    "watch_attempt",
 ]
 
 _FROM_ATTEMPT = (
@@ -41,8 +45,10 @@ _FROM_ATTEMPT = (
     "AttemptSpec",
     "ended_attempt",
     "kill_attempt",
+    "live_wrapper",
     "run_attempt",
     "stop_attempt",
+    "watch_attempt",
 )
 
 

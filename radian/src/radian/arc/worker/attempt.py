@@ -149,6 +149,34 @@ def ended_attempt(attempt_dir: Path, clock: Clock, started_at: str | None) -> At
     return _attempt_end(files, clock, started_at or "", status.get("wrapper_exit"))
 
 
+def live_wrapper(attempt_dir: Path) -> int | None:
+    """The pid of the attempt's wrapper while it runs (in whichever process started it);
+    None when none runs."""
+    return _wrapper_of(AttemptFiles(Path(attempt_dir).resolve()))
+
+
+def watch_attempt(
+    attempt_dir: Path, clock: Clock, started_at: str | None, *, poll_secs: float = 0.2
+) -> AttemptEnd | None:
+    """Adopts an attempt whose wrapper another process started (a `run` killed while its
+    worker ran): waits for the wrapper to end, then reads what it left as run_attempt would
+    have read it, Result, delivery and all. None when the wrapper is gone without a word (no
+    status, no stop asked for): the attempt left no Result.
+
+    Blocks like run_attempt; the wait is a poll of a real process, not a backoff."""
+    files = AttemptFiles(Path(attempt_dir).resolve())
+    pid = _wrapper_of(files)
+    while pid is not None and _is_wrapper(pid, files.dir):
+        time.sleep(poll_secs)
+    status = read_json_or_none(files.status)
+    if read_json_or_none(files.spec) is None or (
+        not isinstance(status, dict) and not files.cancel_requested.exists()
+    ):
+        return None
+    wrapper_exit = status.get("wrapper_exit") if isinstance(status, dict) else None
+    return _attempt_end(files, clock, started_at or "", wrapper_exit)
+
+
 def _attempt_end(
     files: AttemptFiles, clock: Clock, started_at: str, wrapper_exit: int | None
 ) -> AttemptEnd:
