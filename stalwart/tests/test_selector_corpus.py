@@ -34,7 +34,7 @@ DESKS: dict[str, list[ToolSpec]] = {
     "bank": specs(bank),
     "clinic": specs(clinic),
 }
-MOODS = ("negated", "conditional", "question", "hedged", "opposite")
+MOODS = ("negated", "conditional", "question", "hedged", "opposite", "reported", "choice")
 
 
 class Labelled(BaseModel):

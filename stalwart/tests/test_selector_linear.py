@@ -75,6 +75,8 @@ FAMILIES: dict[str, Callable[[int], str]] = {
     "fillers before a question": lambda k: "so " * k + "should I charge order 4411 40.00",
     "a question mark after quoted strings": lambda k: "charge order 4411 " + "'x?' " * k + "?",
     "clauses with a hedge in the last": lambda k: "charge order 4411 40.00, but " * k + "maybe",
+    "a reverser at the end": lambda k: "charge order 4411 40.00 " + "the " * k + "cancel",
+    "a qualifier at the end": lambda k: "charge order 4411 40.00 " + "the " * k + "tomorrow",
 }
 
 

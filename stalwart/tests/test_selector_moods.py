@@ -145,7 +145,9 @@ def test_the_family_of_sixteen_is_refused_and_names_its_clause(
 
 def test_each_mood_has_its_reason_in_the_texts() -> None:
     assert set(MOOD_REASONS) == {m.value for m in Mood}
-    assert set(MOOD_REASONS) == {"negated", "conditional", "question", "hedged", "opposite"}
+    assert set(MOOD_REASONS) == {
+        *("negated", "conditional", "question", "hedged", "opposite", "reported", "choice")
+    }
 
 
 # --- the opposite of the tool a clause names ---
@@ -182,6 +184,69 @@ def test_a_reverser_that_is_the_tools_own_word_is_its_name() -> None:
     assert said("return the book 'Cancel Culture'", LIBRARY) == [
         ("return_book", {"title": "Cancel Culture"})
     ]
+
+
+REPORTS = [
+    (SHOP, "I already charged order 4411 40.00", "charged"),
+    (SHOP, "the system charged order 4411 40.00 by mistake", "charged"),
+    (BANK, "someone transferred 25.00 from source alice to target bob", "transferred"),
+    (BANK, "the statement for account alice was sent", "sent"),
+    (BANK, "I paid bill biller gas 40.00", "paid"),
+    (CLINIC, "refilled prescription 88", "refilled"),
+]
+
+
+@pytest.mark.parametrize(("tools", "turn", "words"), REPORTS)
+def test_a_clause_that_tells_its_tool_was_done_is_no_step_of_it(
+    tools: list[ToolSpec], turn: str, words: str
+) -> None:
+    # Each was read as the write it reports: "I already charged" charged again.
+    assert refused(turn, tools).reason == f'it tells what was done: "{words}"'
+
+
+def _feed_cat(cat: str) -> None:
+    """Feed a cat."""
+
+
+def test_a_tools_own_name_word_is_no_past_form() -> None:
+    tools = [spec_from_function(_feed_cat, name="feed_cat")]
+    assert said("feed cat Tom", tools) == [("feed_cat", {"cat": "Tom"})]
+
+
+def test_a_choice_the_step_cannot_make_is_refused() -> None:
+    reading = refused("book appointment patient 17 doctor Silva day monday or tuesday", CLINIC)
+    assert reading.reason == 'it leaves a choice: "or"'
+    assert said("book appointment patient 17 doctor Silva day 'monday or tuesday'", CLINIC) == [
+        ("book_appointment", {"patient": 17, "doctor": "Silva", "day": "monday or tuesday"})
+    ]
+
+
+QUALIFIED = [
+    (BANK, "transfer 25.00 from source alice to target bob next friday", "transfer", "next"),
+    (BANK, "freeze card 4411 tomorrow", "freeze_card", "tomorrow"),
+    (BANK, "freeze card 4411 for a week", "freeze_card", "week"),
+    (SHOP, "charge order 4411 half of 40.00", "charge_card", "half"),
+    (CLINIC, "remind patient 17 every day", "remind_patient", "every"),
+    (CLINIC, "refill prescription 88 in two weeks", "refill_prescription", "weeks"),
+]
+
+
+@pytest.mark.parametrize(("tools", "turn", "tool", "word"), QUALIFIED)
+def test_a_word_of_when_how_often_or_how_much_the_step_would_drop_is_refused(
+    tools: list[ToolSpec], turn: str, tool: str, word: str
+) -> None:
+    # Each ran now, once and whole: "transfer ... next friday" transferred today.
+    assert refused(turn, tools).reason == f'{tool} has no argument for "{word}"'
+
+
+def test_a_qualifier_that_is_a_value_or_a_parameters_name_is_read() -> None:
+    assert said("book appointment patient 17 doctor Silva day friday", CLINIC) == [
+        ("book_appointment", {"patient": 17, "doctor": "Silva", "day": "friday"})
+    ]
+    assert said("refill prescription 88 for 60 days", CLINIC) == [
+        ("refill_prescription", {"prescription": 88, "days": 60})
+    ]
+    assert said("renew loan 88 for 3 weeks", LIBRARY) == [("renew_loan", {"loan": 88, "weeks": 3})]
 
 
 def test_a_plain_phrase_that_says_a_mood_word_sets_no_mood() -> None:

@@ -28,12 +28,14 @@ makes the whole turn unread, and the `Reading` names that clause and why.
 
 Never the opposite of what was said: a clause that is negated ("don't", "never", "no need
 to"), conditional ("if", "unless", "when"), a question ("should I ...", any clause with a
-question mark) or hedged ("maybe", "perhaps") is never a step (`mood.py`). A turn with
-such a clause is refused whole, even when its other clauses are plain ("freeze card
-4411, but don't send the statement"): the safer choice, since running its plain half
-acts on a turn not understood in full. The reason names the clause and the words:
-'it says not to: "don't"'. With `on_unread: model` the turn goes to the model, as any
-turn not read does.
+question mark), hedged ("maybe", "perhaps") or leaves a choice ("or") is never a step, nor
+is one that asks for the opposite of its tool ("cancel the transfer"), tells it was done
+("I already charged") or says when or how much in a word the step would drop ("next
+friday", "half") (`mood.py`). A turn with such a clause is refused whole, even when its
+other clauses are plain ("freeze card 4411, but don't send the statement"): the safer
+choice, since running its plain half acts on a turn not understood in full. The reason
+names the clause and the words: 'it says not to: "don't"'. With `on_unread: model` the
+turn goes to the model, as any turn not read does.
 
 Language: the selector reads English. Portuguese is its next grammar and has not
 shipped (`portuguese.py`); a turn written in Portuguese is not read as anything.

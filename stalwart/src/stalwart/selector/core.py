@@ -8,10 +8,14 @@ written for one tool set.
 
 A turn's mood first
     Before any clause is read as a tool, every clause's mood is read (`mood.py`, from
-    the grammar's negators, conditions, question words and hedges): a clause that is
-    negated, conditional, a question or hedged is never a step, and a turn with one is
-    not read at all, even when its other clauses are plain; its reason names that
-    clause and the words that set its mood ('it says not to: "don't"').
+    the grammar's negators, conditions, question words, hedges and choices): a clause
+    that is negated, conditional, a question, hedged or leaves a choice is never a step,
+    and a turn with one is not read at all, even when its other clauses are plain; its
+    reason names that clause and the words that set its mood ('it says not to: "don't"').
+    Once a clause's tool is chosen (step 3), a clause that asks for the opposite of that
+    tool ("cancel the transfer ..."), tells it was done ("I already charged ...") or says
+    when, how often or how much in a word the step would drop ("... next friday") is
+    not read either.
 
 Reading one clause
     The clause is cut into tokens (`tokens.py`): words, integers, decimals, quoted
@@ -90,15 +94,16 @@ from stalwart.texts import (
     NOTHING_SAID,
     clause_not_a_request,
     clause_opposite,
+    no_argument_for,
     number_with_a_word,
     tools_match_equally,
 )
 from stalwart.tools import ToolSpec
 
 from .binding import Binding, Clause, bind, convert
-from .grammar import Grammar
+from .grammar import Grammar, Mood
 from .memo import MemoEntry, Shape, ShapeMemo, shape_of
-from .mood import mood_of, opposite_of
+from .mood import for_tool, mood_of, qualifier_of
 from .tokens import Token, split_clauses, tokenize
 from .vocabulary import ToolWords, vocabulary_memo
 
@@ -242,11 +247,17 @@ def _read_tokens(
     if len(top) > 1:
         return tools_match_equally([r.tool.spec.name for _, r in sorted(top, key=_first)])
     chosen = top[0][1]
-    opposite = opposite_of(clause, offset, cut, chosen.tool, grammar.moods, grammar)
-    if opposite is not None:
-        return clause_opposite(chosen.tool.spec.name, opposite)
+    name = chosen.tool.spec.name
+    found = for_tool(clause, offset, cut, chosen.tool, grammar.moods, grammar)
+    if found is not None and found.mood is Mood.OPPOSITE:
+        return clause_opposite(name, found.words)
+    if found is not None:
+        return clause_not_a_request(found.mood.value, found.words)
     if chosen.problem is not None:
         return chosen.problem
+    qualifier = qualifier_of(cut, bindings[chosen.tool.signature].used, chosen.tool, grammar)
+    if qualifier is not None:
+        return no_argument_for(f'"{qualifier}"', name)
     return chosen
 
 

@@ -31,6 +31,13 @@ Moods
       B-12" is cancel_booking), or a word of its name with "un", "dis" or "de" before it
       ("unbook the room ..." is no book_room).
 
+    - choices, anywhere: "or", "either" ("day monday or tuesday");
+    - what was done, read once the tool is known: a word of its name in a past form
+      ("charged", "transferred", "sent", "paid");
+    - when, how often, how much, read once the tool is known: "tomorrow", "next",
+      "every", "weekly", "twice", "half", a weekday, a month, "week", ... unless it is a
+      value, a parameter's name or the tool's own word ("day friday", "60 days").
+
     A few phrases say such a word and set no mood ("as soon as possible").
 
 Stop words
@@ -154,6 +161,10 @@ HEDGES = _phrases("""
     not sure
     unsure
 """)
+CHOICES = _phrases("""
+    or
+    either
+""")
 # Phrases that say a mood's word and set no mood.
 PLAIN = _phrases("""
     as soon as possible
@@ -185,6 +196,56 @@ REVERSERS = _phrases("""
 """)
 # "unbook", "undim", "disallow", "deactivate": a word of the tool's name made its opposite.
 NEGATING_PREFIXES = frozenset({"un", "dis", "de"})
+# A word of the tool's name in a past form tells what was done: "charged", "sent".
+PAST_ENDINGS = frozenset({"ed"})
+PAST_FORMS = _phrases("""
+    sent send
+    paid pay
+    froze freeze
+    frozen freeze
+    gave give
+    given give
+    took take
+    taken take
+    made make
+    did do
+    done do
+    bought buy
+    sold sell
+    wrote write
+    written write
+    told tell
+    kept keep
+    left leave
+    lent lend
+    spent spend
+    brought bring
+    began begin
+    begun begin
+    ran run
+    chose choose
+    chosen choose
+    got get
+    gotten get
+    held hold
+    found find
+    shown show
+    threw throw
+    thrown throw
+    withdrew withdraw
+    withdrawn withdraw
+""")
+# Words that say when, how often or how much: a step runs now, once and whole, so a clause
+# that says one the step cannot take (not a value, a parameter's name or the tool's own
+# word) is not read: "transfer 25.00 ... next friday", "charge half of 40.00".
+_QUALIFIERS_TEXT = """
+    tomorrow tonight yesterday later next every each daily weekly monthly yearly annually
+    hourly twice thrice half quarter double triple minus plus partially partial
+    minute hour day week fortnight month year weekend morning afternoon evening
+    monday tuesday wednesday thursday friday saturday sunday
+    january february march april june july august september october november december
+"""
+QUALIFIERS = frozenset(_QUALIFIERS_TEXT.split())
 _QUESTION_WORDS = "what what's whats why how which who whom whose where"
 _VERBS_BEFORE_A_SUBJECT = "is are am was were does did has had"  # never begin a request
 _VERBS_BEFORE_I_OR_WE = "do have should shall can could may must would will might"
@@ -221,6 +282,10 @@ MOODS = Moods(
     plain=PLAIN,
     reversers=REVERSERS,
     negating_prefixes=NEGATING_PREFIXES,
+    choices=CHOICES,
+    past_endings=PAST_ENDINGS,
+    past_forms=PAST_FORMS,
+    qualifiers=QUALIFIERS,
 )
 
 GRAMMAR = Grammar(

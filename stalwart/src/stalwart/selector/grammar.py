@@ -29,6 +29,10 @@ class Mood(Enum):
     # "cancel the transfer ...", "unbook the room ...": it asks for the opposite of what
     # the tool it names does, so that tool is not its step (read once the tool is known)
     OPPOSITE = "opposite"
+    # "I already charged order 4411": it tells what was done, in the past, and asks nothing
+    # (read once the tool is known: a word of its name in a past form)
+    REPORTED = "reported"
+    CHOICE = "choice"  # "day monday or tuesday": it leaves a choice the step cannot make
 
     __hash__ = object.__hash__  # by identity, as `Kind`: members are singletons
 
@@ -50,6 +54,7 @@ class Moods:
     conditionals: frozenset[str] = frozenset()  # anywhere: "if", "unless", "only if"
     questions: frozenset[str] = frozenset()  # anywhere: "whether"
     hedges: frozenset[str] = frozenset()  # anywhere: "maybe", "perhaps"
+    choices: frozenset[str] = frozenset()  # anywhere: "or", "either"
     question_openers: frozenset[str] = frozenset()  # at a clause's start: "should i", "what"
     fillers: frozenset[str] = frozenset()  # may stand before an opener: "so", "ok"
     question_marks: str = ""  # a character that makes its clause a question: "?"
@@ -61,6 +66,13 @@ class Moods:
     # A word made of one of these and a word of the tool's name ("unbook" for book_room)
     # asks for the opposite of that tool, unless the word itself is in its name.
     negating_prefixes: frozenset[str] = frozenset()
+    # A word of the tool's name in a past form tells what was done ("charged", "sent"):
+    # regular pasts by their endings, others as "<past> <base>" ("sent send").
+    past_endings: frozenset[str] = frozenset()
+    past_forms: frozenset[str] = frozenset()
+    # Words that say when, how often or how much ("tomorrow", "weekly", "half"): a step
+    # cannot take them unless they are a value, a parameter's name or the tool's own words.
+    qualifiers: frozenset[str] = frozenset()
     # The phrases by their first word, longest first, with their mood (None: a plain
     # phrase), made from the above.
     anywhere: Mapping[str, tuple[tuple[Phrase, Mood | None], ...]] = field(
@@ -72,6 +84,7 @@ class Moods:
     reversing: Mapping[str, tuple[tuple[Phrase, Mood | None], ...]] = field(
         init=False, repr=False, compare=False
     )
+    pasts: Mapping[str, str] = field(init=False, repr=False, compare=False)  # past -> base
     # Every word a phrase of either starts with: a clause saying none, and no negating
     # ending, sets no mood by its words (`mood.py` looks no further).
     starts: frozenset[str] = field(init=False, repr=False, compare=False)
@@ -82,6 +95,7 @@ class Moods:
             (self.conditionals, Mood.CONDITIONAL),
             (self.questions, Mood.QUESTION),
             (self.hedges, Mood.HEDGED),
+            (self.choices, Mood.CHOICE),
             (self.plain, None),
         )
         object.__setattr__(self, "anywhere", _by_first_word(anywhere))
@@ -90,6 +104,8 @@ class Moods:
         )
         object.__setattr__(self, "reversing", _by_first_word([(self.reversers, Mood.OPPOSITE)]))
         object.__setattr__(self, "starts", frozenset(self.anywhere) | frozenset(self.opening))
+        pasts = {past: base for past, base in (pair.split() for pair in self.past_forms)}
+        object.__setattr__(self, "pasts", pasts)
 
 
 def _by_first_word(
@@ -125,6 +141,12 @@ class Grammar:
     moods: Moods = field(default_factory=Moods)
     # Words that may follow an amount and say nothing more of it ("25.00 USD", "40 dollars").
     currency_words: frozenset[str] = frozenset()
+    # The stems of the moods' qualifiers, made once (`mood.py` compares stems).
+    qualifier_stems: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        stems = frozenset(self.stem(word) for word in self.moods.qualifiers)
+        object.__setattr__(self, "qualifier_stems", stems)
 
     def stem(self, word: str) -> str:
         return _stem(self.language, word.lower())

@@ -1,27 +1,36 @@
-"""A clause's mood: a plain request, or negated, conditional, a question or hedged.
+"""A clause's mood: a plain request, or one that is never a step.
 
 A step is only ever read from a plain request. A clause that says not to ("don't charge
 order 4411"), that hangs on a condition ("if the balance is low, transfer ..."), that
-asks ("should I freeze card 4411?") or that is not sure ("maybe send the statement") is
-never a step, whichever tool its other words name: the core (`core.py`) reads every
-clause's mood before it reads any clause as a tool, and a turn with one such clause is
-not read at all, its reason naming the clause and the words that set its mood.
+asks ("should I freeze card 4411?"), that is not sure ("maybe send the statement") or
+that leaves a choice ("day monday or tuesday") is never a step, whichever tool its other
+words name: the core (`core.py`) reads every clause's mood before it reads any clause as
+a tool, and a turn with one such clause is not read at all, its reason naming the clause
+and the words that set its mood.
+
+Two more are read once the clause's tool is chosen, since they depend on that tool: a
+clause that asks for the opposite of what the tool does ("cancel the transfer ...",
+"unbook the room ...": `for_tool`) and one that tells that it was done ("I already
+charged order 4411"). A word that says when, how often or how much, that the step would
+drop ("transfer ... next friday", "charge half of 40.00": `qualifier_of`), makes the
+clause unread too: the step would run now, once and whole.
 
 How the mood is read
     The words are the language's, declared as data in its grammar (`Grammar.moods`, a
     `Moods`: English's are in `english.py`); this module knows no language. It reads
     the clause's tokens (`tokens.py`) left to right:
 
-    - a phrase of the grammar's negators, conditionals, question words or hedges,
-      anywhere in the clause ("do not", "unless", "whether", "perhaps"), or a word with
-      a negating ending ("shouldn't");
+    - a phrase of the grammar's negators, conditionals, question words, hedges or
+      choices, anywhere in the clause ("do not", "unless", "whether", "perhaps", "or"),
+      or a word with a negating ending ("shouldn't");
     - a question opener at the clause's start, after any fillers ("should I ...",
       "so, what ...", "is card 4411 ..."): only there, since "should" or "is" elsewhere
       asks nothing;
     - a question mark anywhere outside a quoted string.
 
     The first found sets the mood; of two phrases starting at one word, the longer
-    ("not sure" is hedged; "not" alone is negated).
+    ("not sure" is hedged; "not" alone is negated). A plain phrase of the grammar says
+    such a word and sets no mood ("as soon as possible").
 
 Scope
     A mood's scope is the clause it stands in, and all of it: the clause is the unit a
@@ -39,20 +48,22 @@ Scope
 
 What is no mood word
     Words are matched whole, so a value or a word that only contains one is none
-    ("knot", "Notley", "cannot" is, as "can not"). A quoted string is a value and says
-    nothing here ("check schedule doctor 'Not Available'"). A tool's or a parameter's
-    own name said in full is the tool's ("set do not disturb" for a tool named
-    ``do_not_disturb``). Any other mood word is read as one, also where a value could
-    stand: a value that is such a word is written between quotes.
+    ("knot", "Notley"; "cannot" is one, as "can not"). A quoted string is a value and
+    says nothing here ("check schedule doctor 'Not Available'"). A tool's or a
+    parameter's own name said in full is the tool's ("set do not disturb" for a tool
+    named ``do_not_disturb``; "cancel booking B-12" for ``cancel_booking``). Any other
+    mood word is read as one, also where a value could stand: a value that is such a
+    word is written between quotes.
 
 The work is one pass over the clause's tokens, each looked up in a table of phrases by
 their first word; a clause read before (`memo.py`: its shape holds every word) is known
-plain, so only its question mark is looked for.
+plain, so only its question mark is looked for. The checks made once the tool is chosen
+run only for a clause read anew, one pass each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from .binding import Clause
@@ -144,37 +155,63 @@ def _written(clause: str, offset: int, tokens: Sequence[Token], first: int, coun
     return clause[tokens[first].start - offset : last.start + len(last.text) - offset]
 
 
-def opposite_of(
+def for_tool(
     clause: str, offset: int, cut: Clause, tool: ToolWords, moods: Moods, grammar: Grammar
-) -> str | None:
-    """The words by which the clause asks for the opposite of what `tool` does, or None.
+) -> MoodFound | None:
+    """What the clause says of the tool chosen for it that makes it no step of that tool:
+    it asks for the opposite of what the tool does, or tells that it was done; or None.
 
-    A reverser ("cancel", "undo", "take back") asks for it unless each of its words is a
-    word of the tool's own name ("cancel" for ``cancel_booking``); a word made of a
-    negating prefix and a word of the tool's name asks for it unless the word itself is
-    in the name ("unbook" for ``book_room``, not "unpaint" for ``unpaint_fence``). Read
-    once the clause's tool is chosen: "cancel the transfer" is no transfer, whichever tool
-    a desk has for cancelling. Quoted strings are values and say none.
+    A reverser ("cancel", "undo", "take back") asks for the opposite unless each of its
+    words is a word of the tool's own name ("cancel" for ``cancel_booking``); so does a
+    word made of a negating prefix and a word of the tool's name, unless the word itself
+    is in the name ("unbook" for ``book_room``, not "unpaint" for ``unpaint_fence``). A
+    word of the tool's name in a past form ("charged", "transferred", "sent") tells what
+    was done. Read once the clause's tool is chosen: "cancel the transfer" is no transfer,
+    whichever tool a desk has for cancelling. Quoted strings are values and say none.
     """
     name, reversing, stems = tool.name_stems, moods.reversing, cut.stems
-    prefixes = tuple(moods.negating_prefixes)
+    prefixes, endings = tuple(moods.negating_prefixes), tuple(moods.past_endings)
+    own = tool.name_words
     kind = Kind.WORD
     words = [token.lower if token.kind is kind else None for token in cut.tokens]
     for position, word in enumerate(words):
-        if word is None:
-            continue
+        if word is None or word in own:
+            continue  # no word, or a word of the tool's name as its name writes it
         if word in reversing:
             found = _longest(words, position, reversing)
             if found is not None:
                 phrase = found[0]
                 if not all(stem in name for stem in stems[position : position + len(phrase)]):
-                    return _written(clause, offset, cut.tokens, position, len(phrase))
+                    words_said = _written(clause, offset, cut.tokens, position, len(phrase))
+                    return MoodFound(Mood.OPPOSITE, words_said)
                 continue
+        base = moods.pasts.get(word)
+        if (base is not None and grammar.stem(base) in name) or (
+            endings and word.endswith(endings) and stems[position] in name
+        ):
+            return MoodFound(Mood.REPORTED, _written(clause, offset, cut.tokens, position, 1))
         if prefixes and word.startswith(prefixes) and stems[position] not in name:
             for prefix in prefixes:
                 rest = word[len(prefix) :]
                 if word.startswith(prefix) and len(rest) >= 3 and grammar.stem(rest) in name:
-                    return _written(clause, offset, cut.tokens, position, 1)
+                    words_said = _written(clause, offset, cut.tokens, position, 1)
+                    return MoodFound(Mood.OPPOSITE, words_said)
+    return None
+
+
+def qualifier_of(cut: Clause, used: Set[int], tool: ToolWords, grammar: Grammar) -> str | None:
+    """A word that says when, how often or how much ("tomorrow", "weekly", "half") and
+    that the step would drop: no value, no parameter's name, no word of the tool's name
+    or docstring. The step would run now, once, whole: not what was said."""
+    qualifiers = grammar.qualifier_stems
+    if not qualifiers or qualifiers.isdisjoint(cut.all_said):
+        return None
+    params = frozenset().union(*(p.stems for p in tool.params))
+    for position, said in enumerate(cut.said):
+        if position in used or said.isdisjoint(qualifiers):
+            continue
+        if said.isdisjoint(tool.stems) and said.isdisjoint(params):
+            return cut.tokens[position].text
     return None
 
 

@@ -57,6 +57,9 @@ class ToolWords:
     # Its name and its parameters' names as words ("do not disturb"), those that say a
     # word of the grammar's moods: said in full, they are the tool's words (`mood.py`).
     phrases: tuple[Phrase, ...]
+    # Its name's words as written, lower-case: "charge", "card" (a word of the name said
+    # as the name writes it is never a reverser or a past form: ``feed_cat``'s "feed").
+    name_words: frozenset[str]
 
     @staticmethod
     def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
@@ -74,6 +77,7 @@ class ToolWords:
             has_int=any(p.kind is int for p in params),
             signature=_signature(spec, params),
             phrases=_mood_phrases([spec.name, *(p.name for p in params)], grammar),
+            name_words=frozenset(_name_parts(spec.name)),
             stems=name_stems | doc_stems,
         )
 

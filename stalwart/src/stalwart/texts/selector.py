@@ -56,6 +56,8 @@ MOOD_REASONS: Mapping[str, str] = {
     "question": "it asks a question",
     "hedged": "it is not certain",
     "opposite": "it asks for the opposite of",
+    "reported": "it tells what was done",
+    "choice": "it leaves a choice",
 }
 
 
