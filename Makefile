@@ -32,7 +32,7 @@ $(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade 'pip>=25.1'
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) \
-		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai]' -e radian \
+		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai]' -e 'radian[serve]' \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	touch $(STAMP)
 

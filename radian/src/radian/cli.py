@@ -21,7 +21,7 @@ import click
 from radian.arc import commands, show, status, texts
 from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
-from radian.arc.errors import ArcError
+from radian.arc.errors import ArcError, UsageError
 from radian.arc.events import Event
 from radian.arc.hooks import Hooks, unfinished_tasks
 from radian.arc.loop import Loop, NoVerifier, RunReport, Terminated, Verifier
@@ -469,6 +469,56 @@ def report_command(context: Context, plan_name: str | None) -> None:
     else:
         for line in report_text(found):
             click.echo(line)
+
+
+@arc.command("serve")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to listen on (any other than 127.0.0.1 needs a token).",
+)
+@click.option("--port", default=8780, show_default=True, type=int, help="The port (0: any free).")
+@click.option(
+    "--token",
+    default=None,
+    envvar=texts.SERVE_TOKEN_ENV,
+    show_envvar=True,
+    help="Every request must carry it (Authorization: Bearer, or /?token= once).",
+)
+@json_option
+@pass_context
+def serve_command(context: Context, host: str, port: int, token: str | None) -> None:
+    """Serve a read-only web page of the fleet, live, and its JSON API (/api/v1)."""
+    from urllib.parse import urlsplit
+
+    from radian.arc.serve.access import check_token
+
+    token = token or None
+    _guard(lambda: check_token(host, token))
+    try:
+        from radian.arc.serve.fleet import Fleet
+        from radian.arc.serve.server import run_server
+    except ImportError as missing:
+        needs = UsageError(texts.serve_needs_extra(str(missing)))
+        _guard(lambda: _raise(needs))
+        return
+    fleet = Fleet(context.store, context.clock, _guard(context.config))
+
+    def announce(url: str) -> None:
+        line = texts.served_at(url, str(context.repo_root), token=token is not None)
+        if context.as_json:
+            result = {"kind": "serving", "url": url, "host": host, "port": urlsplit(url).port,
+                      "token": token is not None}  # fmt: skip
+            _json_out({"ok": True, "lines": [line], "result": result})
+        else:
+            click.echo(line)
+
+    _guard(lambda: run_server(fleet, host=host, port=port, token=token, announce=announce))
+
+
+def _raise(error: Exception) -> None:
+    raise error
 
 
 @arc.command()

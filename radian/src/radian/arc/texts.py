@@ -354,3 +354,62 @@ def nothing_to_clean() -> str:
 
 def plan_auto(plan: str, auto: str) -> str:
     return f"plan {plan} auto -> {auto}"
+
+
+# -- radian arc serve: the fleet's web page and its JSON API --------------------------------
+SERVE_TOKEN_ENV = "RADIAN_ARC_SERVE_TOKEN"
+SERVE_NO_RUNNING = "no attempt is running"
+SERVE_NO_FAILURES = "no failures"
+SERVE_NOBODY_WAITS = "nothing waits on a person"
+SERVE_UNAUTHORIZED = (
+    "a token is needed: send Authorization: Bearer <token>, or open /?token=<token> once"
+)
+SERVE_WRONG_HOST = (
+    "this server answers only to 127.0.0.1 and localhost (it was started without a token)"
+)
+
+
+def serve_needs_token(host: str) -> str:
+    return (
+        f"radian arc serve --host {host} needs a token: give --token or set "
+        f"{SERVE_TOKEN_ENV} (only 127.0.0.1 is served without one)"
+    )
+
+
+def serve_needs_extra(missing: str) -> str:
+    return f"radian arc serve needs the serve extra: pip install 'radian[serve]' ({missing})"
+
+
+def _where(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def serve_port_in_use(host: str, port: int) -> str:
+    return (
+        f"radian arc serve cannot listen on {_where(host, port)}: another program listens "
+        "there already; stop it, or choose another --port (0: any free port)"
+    )
+
+
+def serve_cannot_listen(host: str, port: int, reason: str) -> str:
+    return f"radian arc serve cannot listen on {_where(host, port)}: {reason}"
+
+
+def served_at(url: str, repo: str, *, token: bool) -> str:
+    """The line `radian arc serve` prints once it listens."""
+    needs = "; a token is needed (Authorization: Bearer, or /?token= once)" if token else ""
+    return f"radian arc serves {url} (repository {repo}){needs}"
+
+
+def elapsed(seconds: float | None) -> str:
+    """A time span on the fleet's page: 42 s, 7 min, 2 h 05 min."""
+    if seconds is None:
+        return "-"
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes = whole // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
