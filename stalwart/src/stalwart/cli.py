@@ -35,6 +35,11 @@
   answered with single keys.
 - `stalwart users set USERS_FILE NAME` adds a user of the login form, or changes their
   password (read without echo, or from stdin with `--password-stdin`).
+- `stalwart explain agent.yaml "TURN"` prints how the selector reads the turn over the
+  agent's tools: each clause, the tool it reads as and each argument with the words it
+  came from, or why the clause is not read; then whether the turn is read. `--json` too.
+  It runs nothing, asks nothing and opens no record; it exits 0 when the turn is read and
+  1 when it is not (a turn past the limits exits 2).
 
 A file that cannot be loaded exits 2 with the ConfigError's message on stderr; a wrong,
 missing or refused operator token exits 3 (with a terminal or without), and an undo that
@@ -55,7 +60,7 @@ from pathlib import Path
 
 import click
 
-from stalwart import logs, texts
+from stalwart import limits, logs, texts
 from stalwart._engine.retry import UNDO_BACKOFF
 from stalwart.agent import Agent
 from stalwart.clock import SystemClock
@@ -78,6 +83,7 @@ from stalwart.errors import (
 from stalwart.policy.operator_token import write_verifier
 from stalwart.record import open_store
 from stalwart.record.usage import session_usage
+from stalwart.selector import Explanation, explain_turn
 from stalwart.texts import resumed_line, verify_passed, verify_unreached
 from stalwart.tools.lints import lint_agent, lint_project
 from stalwart.verify import (
@@ -95,6 +101,7 @@ EXIT_NOT_UNDONE = 4
 EXIT_NOT_ENDED = 4  # `operator-end` of a run it cannot end
 EXIT_NO_SESSION = 4  # `usage` of a session the record does not hold for the agent
 EXIT_NO_ADDRESS = 2  # `serve` cannot listen where it was asked to (a port in use)
+EXIT_NOT_READ = 1  # `explain` of a turn the selector does not read
 
 _CONFIG = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 
@@ -468,3 +475,45 @@ def users_set(users_file: Path, name: str, password_stdin: bool) -> None:
     except ValueError as error:
         click.echo(str(error), err=True)
         raise SystemExit(EXIT_BAD_CONFIG) from None
+
+
+@main.command()
+@_CONFIG
+@click.argument("turn")
+@click.option("--agent", "agent_name", default=None, help="The agent whose tools read it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
+def explain(config: Path, turn: str, agent_name: str | None, as_json: bool) -> None:
+    """How TURN is read over CONFIG's tools, clause by clause; runs nothing."""
+    try:
+        tools = list(load_agent(config, agent_name).tools.values())
+    except ConfigError as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    try:
+        explanation = explain_turn(limits.check_turn(turn), tools)
+    except InputRefused as error:
+        click.echo(str(error), err=True)
+        raise SystemExit(EXIT_BAD_CONFIG) from None
+    if as_json:
+        click.echo(json.dumps(explanation.to_json(), indent=2, ensure_ascii=False))
+    else:
+        for line in _explained(explanation):
+            click.echo(line)
+    if not explanation.reading.read:
+        raise SystemExit(EXIT_NOT_READ)
+
+
+def _explained(explanation: Explanation) -> Iterator[str]:
+    for number, clause in enumerate(explanation.clauses, 1):
+        if clause.tool is None:
+            yield texts.explained_unread_clause(number, clause.clause, clause.reason or "")
+            continue
+        yield texts.explained_clause(number, clause.clause, clause.tool)
+        for argument in clause.arguments:
+            value = str(argument.value)
+            yield texts.explained_argument(argument.name, value, argument.words, argument.by)
+    reading = explanation.reading
+    if reading.read:
+        yield texts.explained_read(len(reading.steps))
+    else:
+        yield texts.explained_unread(reading.unread_clause, reading.reason or "")

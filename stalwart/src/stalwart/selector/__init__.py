@@ -37,6 +37,10 @@ choice, since running its plain half acts on a turn not understood in full. The 
 names the clause and the words: 'it says not to: "don't"'. With `on_unread: model` the
 turn goes to the model, as any turn not read does.
 
+How a turn is read, clause by clause, each argument with the words it came from, and
+each clause not read with its reason: ``explain_turn(turn, tools)`` (`explain.py`), also
+``stalwart explain agent.yaml "turn"``. It runs nothing.
+
 Language: the selector reads English. Portuguese is its next grammar and has not
 shipped (`portuguese.py`); a turn written in Portuguese is not read as anything.
 """
@@ -50,9 +54,20 @@ from stalwart.tools import ToolSpec
 from ..texts import NOT_ENGLISH
 from . import english, portuguese
 from .core import Reading, Step, read
+from .explain import ArgumentRead, ClauseRead, Explanation, explain, explained_unread
 from .grammar import Grammar
 
-__all__ = ["GRAMMAR", "Grammar", "Reading", "Step", "read_turn"]
+__all__ = [
+    "GRAMMAR",
+    "ArgumentRead",
+    "ClauseRead",
+    "Explanation",
+    "Grammar",
+    "Reading",
+    "Step",
+    "explain_turn",
+    "read_turn",
+]
 
 # The language `read_turn` reads: the grammar an agent reads its turns with by default.
 GRAMMAR = english.GRAMMAR
@@ -65,3 +80,10 @@ def read_turn(turn: str, tools: Sequence[ToolSpec]) -> Reading:
     if portuguese.reads_as_portuguese(turn, _ENGLISH_MARKS):
         return Reading(steps=(), unread_clause=turn.strip(), reason=NOT_ENGLISH)
     return read(turn, tools, GRAMMAR)
+
+
+def explain_turn(turn: str, tools: Sequence[ToolSpec]) -> Explanation:
+    """How `read_turn` reads the turn, clause by clause (`explain.py`); runs nothing."""
+    if portuguese.reads_as_portuguese(turn, _ENGLISH_MARKS):
+        return explained_unread(turn, NOT_ENGLISH)
+    return explain(turn, tools, GRAMMAR)

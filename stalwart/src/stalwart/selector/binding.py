@@ -126,6 +126,9 @@ class Binding:
     # ("2 months"): (position of the number, position of the word). Whether the word is
     # the tool's own ("40.00 back") is for the tool to say (`core.py`), not the binding.
     counted: list[tuple[int, int]] = field(default_factory=list)
+    # For each argument bound by its name, the tokens that said it, name and value:
+    # [first, last] ("order 4411", "3 nights", "amount of 40.00"); what `explain` shows.
+    said_by_name: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def _mentions(clause: Clause, tool: ToolWords) -> list[_Mention]:
@@ -223,6 +226,11 @@ def _bind_by_name(
         binding.args[name] = convert(tokens[sayings[0]], kinds[name], grammar)
         binding.at[name] = sayings[0]
         binding.named += 1
+        named = offered[sayings[0]][0]
+        binding.said_by_name[name] = (
+            min(named.first, sayings[0]),
+            max(named.last, sayings[0]),
+        )
         for position in sayings:
             binding.used.add(position)
             for mention in offered[position]:

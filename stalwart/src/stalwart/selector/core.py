@@ -134,12 +134,15 @@ class Reading:
 
 
 @dataclass(frozen=True)
-class _ToolReading:
+class ToolReading:
+    """A clause read as one tool: its arguments, the binding they came from, its score."""
+
     tool: ToolWords
     args: dict[str, Any]
     at: dict[str, int]
     problem: str | None
     score: tuple[int, int, int]
+    binding: Binding
 
     @property
     def matches(self) -> bool:
@@ -147,17 +150,18 @@ class _ToolReading:
         return name_words + doc_words > 0
 
 
-def _read_as(tool: ToolWords, clause: Clause, binding: Binding) -> _ToolReading:
+def _read_as(tool: ToolWords, clause: Clause, binding: Binding) -> ToolReading:
     """Step 3: the tool's score, from the words the binding left."""
     said = frozenset().union(
         *(stems for position, stems in enumerate(clause.said) if position not in binding.used)
     )
-    return _ToolReading(
+    return ToolReading(
         tool=tool,
         args=binding.args,
         at=binding.at,
         problem=_problem(tool, clause, binding),
         score=(len(said & tool.name_stems), binding.named, len(said & tool.doc_stems)),
+        binding=binding,
     )
 
 
@@ -197,7 +201,7 @@ def read_clause(
         tool, at = known
         args = {name: convert(tokens[position], kind, grammar) for name, position, kind in at}
         return Step(tool=tool, args=args, clause=clause)
-    outcome = _read_tokens(clause, offset, tokens, tools, grammar)
+    outcome = read_tokens(clause, offset, tokens, tools, grammar)
     if isinstance(outcome, str):
         return outcome
     kinds = {p.name: p.kind for p in outcome.tool.params}
@@ -209,9 +213,9 @@ def read_clause(
     return Step(tool=outcome.tool.spec.name, args=dict(outcome.args), clause=clause)
 
 
-def _read_tokens(
+def read_tokens(
     clause: str, offset: int, tokens: list[Token], tools: Sequence[ToolWords], grammar: Grammar
-) -> _ToolReading | str:
+) -> ToolReading | str:
     """The clause's reading, or the reason it cannot be read.
 
     A tool's score is at most what the whole clause says of it (`_ceiling`), so tools are
@@ -228,7 +232,7 @@ def _read_tokens(
     hopeful.sort(key=lambda entry: (entry[0], -entry[1]), reverse=True)
     bindings: dict[Hashable, Binding] = {}
     best: tuple[int, int, int] | None = None
-    top: list[tuple[int, _ToolReading]] = []
+    top: list[tuple[int, ToolReading]] = []
     for ceiling, order, tool in hopeful:
         if best is not None and ceiling < best:
             break
@@ -255,7 +259,7 @@ def _read_tokens(
         return clause_not_a_request(found.mood.value, found.words)
     if chosen.problem is not None:
         return chosen.problem
-    qualifier = qualifier_of(cut, bindings[chosen.tool.signature].used, chosen.tool, grammar)
+    qualifier = qualifier_of(cut, chosen.binding.used, chosen.tool, grammar)
     if qualifier is not None:
         return no_argument_for(f'"{qualifier}"', name)
     return chosen
@@ -270,7 +274,7 @@ def _ceiling(tool: ToolWords, clause: Clause) -> tuple[int, int, int]:
     return (len(said & tool.name_stems), named, len(said & tool.doc_stems))
 
 
-def _first(entry: tuple[int, _ToolReading]) -> int:
+def _first(entry: tuple[int, ToolReading]) -> int:
     return entry[0]
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .questions import visible
+
 # --- why the selector did not read a clause (selector/core.py) ---
 
 NOT_ENGLISH = "the turn is not English; it reads as Portuguese, which is not read yet"
@@ -67,3 +69,28 @@ def clause_not_a_request(mood: str, words: str) -> str:
 
 def clause_opposite(tool: str, words: str) -> str:
     return f'{MOOD_REASONS["opposite"]} {tool}: "{words}"'
+
+
+# --- `stalwart explain agent.yaml "turn"` (selector/explain.py): how a turn is read ---
+
+
+def explained_clause(number: int, clause: str, tool: str) -> str:
+    return f'{number}. "{visible(clause)}" reads as {tool}'
+
+
+def explained_argument(name: str, value: str, words: str, by: str) -> str:
+    return f'   {name} = {visible(value)}, from "{visible(words)}" (by {by})'
+
+
+def explained_unread_clause(number: int, clause: str, reason: str) -> str:
+    return f'{number}. "{visible(clause)}" is not read: {visible(reason)}'
+
+
+def explained_read(steps: int) -> str:
+    counted = "1 step" if steps == 1 else f"{steps} steps"
+    return f"The turn reads as {counted}. Nothing was run."
+
+
+def explained_unread(clause: str | None, reason: str) -> str:
+    said = f' "{visible(clause)}"' if clause else ""
+    return f"The turn is not read:{said} ({visible(reason)}). Nothing would run."
