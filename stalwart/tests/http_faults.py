@@ -5,7 +5,10 @@ the connection is answered as `mode` says:
 
 - "reset": no answer at all; the connection is reset (an RST, SO_LINGER 0);
 - "chunked_reset": the status line, headers and one chunk of a chunked body, then a reset;
-- "ok": a whole JSON answer.
+- "ok": a whole JSON answer;
+- "reset_once": the first request is charged and reset; every later one gets a whole
+  answer, charged once per idempotency key (the request body's "key"), as a service that
+  honours keys answers a retry: `applied` maps each key to its charge.
 
 `refused_url()` is a URL on a port nothing listens on (the connection is refused).
 """
@@ -27,6 +30,7 @@ class ChargingServer:
     url: str
     mode: str = "reset"
     charges: list[bytes] = field(default_factory=list)
+    applied: dict[str, str] = field(default_factory=dict)  # "reset_once": key -> its charge
 
 
 def _read_request(connection: socket.socket) -> bytes:
@@ -64,7 +68,14 @@ def _serve(listener: socket.socket, server: ChargingServer) -> None:
         with connection:
             body = _read_request(connection)
             server.charges.append(body)
-            if server.mode == "reset":
+            if server.mode == "reset_once":
+                key = str(json.loads(body or b"{}").get("key"))
+                charge = server.applied.setdefault(key, f"ch-{len(server.applied) + 1}")
+                if len(server.charges) == 1:
+                    _reset(connection)
+                else:
+                    _answer(connection, {"charge": charge})
+            elif server.mode == "reset":
                 _reset(connection)
             elif server.mode == "chunked_reset":
                 connection.sendall(
@@ -73,12 +84,16 @@ def _serve(listener: socket.socket, server: ChargingServer) -> None:
                 )
                 _reset(connection)
             else:
-                answer = json.dumps({"charge": f"ch-{len(server.charges)}"}).encode()
-                connection.sendall(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    + f"Content-Length: {len(answer)}\r\nConnection: close\r\n\r\n".encode()
-                    + answer
-                )
+                _answer(connection, {"charge": f"ch-{len(server.charges)}"})
+
+
+def _answer(connection: socket.socket, answer: dict[str, str]) -> None:
+    body = json.dumps(answer).encode()
+    connection.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        + body
+    )
 
 
 @contextmanager
