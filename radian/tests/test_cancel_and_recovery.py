@@ -228,6 +228,7 @@ def test_recovery_applies_a_result_written_before_the_task_was_saved(
         "t failed (stall) -> retry at 2026-11-30T07:00:10Z",
         "u attempt 001 has no live worker and no Result -> terminated",
         "u failed (infrastructure) -> retry at 2026-11-30T07:00:10Z",
+        "u attempt 001 (infrastructure): its run ended and its worker is gone, with no Result",
     ]
     assert attempt_result(git_repo, "t", "001")["class"] == "stall"
 

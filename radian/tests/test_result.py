@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from radian.arc.worker import ModelError, parse_result
+from radian.arc.worker.attempt import telling_line
 from radian.arc.worker.formats import CostScope, CostSeen, cost_seen, session_seen
 
 pytestmark = pytest.mark.unit
@@ -284,3 +285,22 @@ def test_a_progress_line_tells_the_session_and_the_cost_so_far_without_a_result(
     process = json.dumps({"type": "progress", "cost_usd": 0.01, "cost_scope": "process"})
     assert cost_seen(process) == CostSeen(0.01, CostScope.PROCESS)
     assert cost_seen(json.dumps({"type": "progress", "session_id": "s-2"})) is None
+
+
+@pytest.mark.parametrize(
+    ("stderr", "line"),
+    [
+        ("", None),
+        ("hint: only a hint\n", None),
+        # git's own: the refused ref's line, not the error or the hints after it
+        (" ! [rejected]        HEAD -> arc/t (fetch first)\n"
+         "error: failed to push some refs to 'origin'\nhint: Updates were rejected\n",
+         "! [rejected]        HEAD -> arc/t (fetch first)"),
+        # a Python worker's traceback: its last line, the exception
+        ('Traceback (most recent call last):\n  File "w.py", line 3, in <module>\n'
+         "    main()\nKeyError: 'ANTHROPIC_API_KEY'\n", "KeyError: 'ANTHROPIC_API_KEY'"),
+        ("x" * 400 + "\n", "x" * 299 + "…"),
+    ],
+)  # fmt: skip
+def test_the_telling_line_of_a_workers_stderr(stderr: str, line: str | None) -> None:
+    assert telling_line(stderr) == line

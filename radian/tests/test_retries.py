@@ -39,15 +39,19 @@ def test_retries_back_off_and_exhaust_at_max_attempts(
     )
     make_plan(git_repo, clock, ["t"])
     lines = run_all(git_repo, clock)
+    crashed = "(infrastructure): the worker exited 1 without a Result"
     assert lines == [
         "t todo.ready -> doing.working (attempt 001)",
         "t failed (infrastructure) -> retry at 2026-11-30T07:00:10Z",
+        f"t attempt 001 {crashed}",
         "t todo.retry_wait -> todo.ready",
         "t todo.ready -> doing.working (attempt 002)",
         "t failed (infrastructure) -> retry at 2026-11-30T07:00:30Z",
+        f"t attempt 002 {crashed}",
         "t todo.retry_wait -> todo.ready",
         "t todo.ready -> doing.working (attempt 003)",
         "t failed (infrastructure) -> failed.exhausted (retry_count 2 of max_attempts 2)",
+        f"t attempt 003 {crashed}",
     ]
     assert clock.slept == [10.0, 20.0]
     final = task(git_repo, "t")
@@ -101,10 +105,10 @@ def test_the_leads_rework_resets_the_count_and_appends_to_the_brief(
     commands.rework(store, clock, "t", "And again.")
     assert "## Rework 2\n\nAnd again.\n" in store.read_brief("t")
     lines = run_all(git_repo, clock)
-    assert (
-        lines[-1]
-        == "t failed (infrastructure) -> failed.exhausted (retry_count 1 of max_attempts 1)"
-    )
+    assert lines[-2:] == [
+        "t failed (infrastructure) -> failed.exhausted (retry_count 1 of max_attempts 1)",
+        "t attempt 004 (infrastructure): the worker exited 1 without a Result",
+    ]
     assert task(git_repo, "t").attempts == ["001", "002", "003", "004"]
     brief_seen = (store.attempt_dir("t", "004") / "brief.md").read_text()
     assert "## Rework 2" in brief_seen

@@ -27,6 +27,7 @@ EventKind = Literal[
     "cancelled",
     "ended_after_cancel",
     "attempt_interrupted",
+    "infrastructure_reason",
     # recovery of an attempt whose run died (radian.arc.claims)
     "ended_unwatched",
     "left_no_result",

@@ -367,9 +367,10 @@ class Loop:
         claimed = self._running.pop(future)
         try:
             end = future.result()
-        except Exception:
+        except Exception as error:
             # The wrapper itself broke: the attempt left no Result.
-            outcome = terminated_outcome(None, format_utc(self.clock.now()))
+            outcome = terminated_outcome(None, format_utc(self.clock.now()),
+                                         texts.wrapper_broke_reason(str(error)))  # fmt: skip
         else:
             if end is None:  # an adopted attempt's wrapper went without a word
                 text = texts.left_no_result(claimed.task, claimed.attempt_id)

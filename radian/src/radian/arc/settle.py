@@ -24,6 +24,8 @@ from radian.arc.store import ArcStore
 
 log = logging.getLogger(__name__)
 
+INFRASTRUCTURE = "infrastructure"  # the class whose reason run and show print
+
 
 @dataclass(frozen=True)
 class AttemptOutcome:
@@ -71,12 +73,18 @@ def outcome_from_end(end: Any, resume_session_id: str | None) -> AttemptOutcome:
             "message": error.message,
         }
     delivery = end.delivery
+    reason = found.reason
+    if found.row.failure_class == INFRASTRUCTURE:
+        # Why, for run and show: a remote's own words, the worker's end, an unknown outcome.
+        reason = getattr(end, "remote_error", None) or getattr(end, "failure_reason", None)
+        if found.row.key == "unknown_outcome":
+            reason = texts.unknown_outcome_reason(str(found.outcome))
     return AttemptOutcome(
         row=found.row.key,
         outcome=found.outcome,
         model_wait=found.model_wait,
         model_error=model_error,
-        reason=found.reason,
+        reason=reason,
         session_id=end.session_id,
         session_cost_usd=(
             result.session_cost_usd
@@ -103,14 +111,16 @@ def outcome_from_end(end: Any, resume_session_id: str | None) -> AttemptOutcome:
     )
 
 
-def terminated_outcome(started_at: str | None, ended_at: str) -> AttemptOutcome:
+def terminated_outcome(
+    started_at: str | None, ended_at: str, reason: str | None = None
+) -> AttemptOutcome:
     """An attempt that left no Result and has no live worker any more."""
     return AttemptOutcome(
         row="terminated",
         outcome=None,
         model_wait=False,
         model_error=None,
-        reason=None,
+        reason=reason or texts.gone_reason(),
         session_id=None,
         session_cost_usd=None,
         worker_started=False,
@@ -211,6 +221,10 @@ def settle(
             task.conflict_rework_run = 0
         events = _decide(store, config, task, row.next_step, row.failure_class or "", outcome,
                          clock)  # fmt: skip
+        if row.failure_class == INFRASTRUCTURE and outcome.reason:
+            # The reason under the class: the rejected push, the held lock, the credential.
+            text = texts.infrastructure_reason(task.name, attempt_id, outcome.reason)
+            events.append(_moved("infrastructure_reason", task, text))
     record["next_state"] = str(task.state)
     record["retry_at"] = task.retry_at
     record["retry_count"] = task.retry_count

@@ -291,6 +291,24 @@ def ended_unwatched(task: str, attempt_id: str) -> str:
     return f"{task} attempt {attempt_id} ended while no run watched it -> its end applied now"
 
 
+def infrastructure_reason(task: str, attempt_id: str, reason: str) -> str:
+    """Printed after the line of an infrastructure retry (or remote wait): why."""
+    return f"{task} attempt {attempt_id} (infrastructure): {reason}"
+
+
+def unknown_outcome_reason(outcome: str) -> str:
+    return f"the worker reported the outcome {outcome!r}, which this build does not know"
+
+
+def gone_reason() -> str:
+    """A terminated attempt whose worker nobody saw end (its run died, and the worker too)."""
+    return "its run ended and its worker is gone, with no Result"
+
+
+def wrapper_broke_reason(error: str) -> str:
+    return f"the attempt's wrapper could not be run: {error}"
+
+
 def adopted(task: str, attempt_id: str) -> str:
     """A run found an attempt whose run died and whose worker still runs: it watches it."""
     return (

@@ -83,6 +83,9 @@ class AttemptEnd:
     remote_error: str | None = None
     # Without a Result: what the worker said it had spent so far (a progress line), if it did.
     cost_seen: CostSeen | None = None
+    # Without a Result: why, in a line (the wrapper's error, the held lock, the worker's exit
+    # and the line of its stderr that tells most); run and show print it.
+    failure_reason: str | None = None
 
 
 def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
@@ -92,7 +95,8 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
     files.dir.mkdir(parents=True, exist_ok=True)
     # An attempt dir run again (a crash before its result was recorded) starts clean: a stale
     # status or Result must not stand for this run.
-    for stale in (files.status, files.stdout, files.log, files.worker_pid, files.cancel_requested):
+    for stale in (files.status, files.stdout, files.stderr, files.log, files.worker_pid,
+                  files.cancel_requested):  # fmt: skip
         stale.unlink(missing_ok=True)
     files.brief.write_text(with_delivery(spec.brief_text, spec.branch, spec.remote), "utf-8")
     session_id = spec.resume_session_id if spec.worker.session == "resume" else None
@@ -219,10 +223,50 @@ def _attempt_end(
         session_id=_session_id(result, stdout, spec.session_id),
         fresh_session_next=result is not None and result.fresh_session_next,
         cost_seen=cost_reported(stdout) if result is None else None,
+        failure_reason=None if result is not None else _why_no_result(files, status),
         started_at=started_at,
         ended_at=format_utc(clock.now()),
         log_path=files.log,
     )
+
+
+# The lines of a worker's stderr that say most, best first: a push the remote refused.
+TELLING_MARKS = ("[rejected]", "[remote rejected]")
+REASON_LINE_LIMIT = 300
+STDERR_TAIL_LINES = 40
+
+
+def _why_no_result(files: AttemptFiles, status: dict[str, object]) -> str | None:
+    """Why an attempt ended without a Result, in a line: the wrapper's own word when the
+    worker never ran (the lock, the worktree, the program), else how the worker ended and
+    the line of its stderr that tells most. None when arc stopped it (the class says why)."""
+    error = status.get("error")
+    if isinstance(error, str) and error:
+        return error
+    if status.get("wrapper_class") is not None or not status.get("worker_started"):
+        return None
+    code = status.get("exit_code")
+    if isinstance(code, int) and code < 0:
+        reason = texts.REASON_KILLED.format(signal=-code)
+    else:
+        reason = texts.REASON_NO_RESULT.format(code=code)
+    line = telling_line(_read_text(files.stderr))
+    return texts.REASON_SAID.format(reason=reason, line=line) if line else reason
+
+
+def telling_line(stderr: str) -> str | None:
+    """The line of a worker's stderr that says most about its end: a refused push's, else
+    its last line that is neither a hint nor a frame of a traceback; cut to a few hundred
+    characters."""
+    lines = [line.strip() for line in stderr.splitlines()[-STDERR_TAIL_LINES:] if line.strip()]
+    marked = [line for line in lines if any(mark in line for mark in TELLING_MARKS)]
+    plain = [line for line in lines
+             if not line.startswith(("hint:", "File ", "Traceback ", "^", "~"))]  # fmt: skip
+    chosen = marked or plain
+    if not chosen:
+        return None
+    found = chosen[-1]
+    return found if len(found) <= REASON_LINE_LIMIT else found[: REASON_LINE_LIMIT - 1] + "…"
 
 
 def _session_id(result: WorkerResult | None, stdout: str, resumed: str | None) -> str | None:

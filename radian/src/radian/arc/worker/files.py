@@ -65,6 +65,10 @@ class AttemptFiles:
         return self.dir / "worker.stdout"
 
     @property
+    def stderr(self) -> Path:  # stderr alone: why a worker that printed no Result ended
+        return self.dir / "worker.stderr"
+
+    @property
     def cancel_requested(self) -> Path:  # written by stop_attempt before it signals
         return self.dir / "cancel_requested"
 

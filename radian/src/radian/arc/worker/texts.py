@@ -48,3 +48,9 @@ LOG_PREPARE_FAILED = "radian arc wrapper: the worktree could not be prepared: {e
 LOG_START_FAILED = "radian arc wrapper: the worker could not be started: {error}"
 LOG_STOPPING = "radian arc wrapper: {reason}: sending SIGTERM to the worker"
 LOG_KILLING = "radian arc wrapper: the worker outlived {grace} s after SIGTERM: sending SIGKILL"
+
+# why an attempt that printed no Result ended (the attempt's reason: run and show print it)
+REASON_LOCK_HELD = "the worktree lock {lock} is held by another process"
+REASON_NO_RESULT = "the worker exited {code} without a Result"
+REASON_KILLED = "the worker was killed by signal {signal} without a Result"
+REASON_SAID = "{reason}: {line}"

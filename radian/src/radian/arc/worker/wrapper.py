@@ -115,8 +115,10 @@ def run_wrapper(
     status = WrapperStatus(branch=spec.branch)
     lock_fd = _take_lock(git.worktree_lock_path(repo, spec.task))
     if lock_fd is None:
-        note(texts.LOG_LOCK_HELD.format(lock=git.worktree_lock_path(repo, spec.task)))
+        lock = git.worktree_lock_path(repo, spec.task)
+        note(texts.LOG_LOCK_HELD.format(lock=lock))
         status.wrapper_class, status.wrapper_exit = LOCK_HELD, EXIT_LOCK_HELD
+        status.error = texts.REASON_LOCK_HELD.format(lock=lock)
         return status
     try:
         return _run_locked(spec, files, stop, repo, lock_fd, status, note, log, stdout)
@@ -182,13 +184,17 @@ def _run_locked(
     files.worker_pid.write_text(f"{process.pid}\n")
     limits = Limits(spec.stall_secs, spec.wall_time_secs, spec.term_grace_secs)
     assert process.stdout is not None and process.stderr is not None
-    outputs = {process.stdout: (log, stdout), process.stderr: (log,)}
-    try:
-        status.wrapper_class = supervise(process, outputs, limits, lambda: stop.requested, note)
-    finally:
-        if process.poll() is None:  # the wrapper failed: the worker must not run unwatched
-            _signal_group(process.pid, signal.SIGKILL)
-            process.wait()
+    with open(files.stderr, "ab") as errors:
+        outputs: dict[IO[bytes], tuple[IO[bytes], ...]] = {
+            process.stdout: (log, stdout),
+            process.stderr: (log, errors),
+        }
+        try:
+            status.wrapper_class = supervise(process, outputs, limits, lambda: stop.requested, note)
+        finally:
+            if process.poll() is None:  # the wrapper failed: the worker must not run unwatched
+                _signal_group(process.pid, signal.SIGKILL)
+                process.wait()
     status.exit_code = process.returncode
     status.wrapper_exit = EXIT_WORKER_ENDED if status.wrapper_class is None else EXIT_STOPPED
     return status
