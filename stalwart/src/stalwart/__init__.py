@@ -6,7 +6,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import logs as logs  # the `stalwart` logger's NullHandler, before anything logs
 from ._engine.current import CurrentCall, current_call
-from .agent import Agent, RecordedCall
+from .agent import Agent, RecordedAnswer, RecordedCall
 from .clock import Clock, FakeClock, SystemClock
 from .errors import (
     AddressUnavailable,
@@ -104,6 +104,7 @@ __all__ = [
     "QuestionPending",
     "LeaseLost",
     "RecordUnavailable",
+    "RecordedAnswer",
     "RecordedCall",
     "Reply",
     "RewindRefused",

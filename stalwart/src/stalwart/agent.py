@@ -43,6 +43,7 @@ from .errors import (
     NotYourSession,
     QuestionPending,
     RewindRefused,
+    RunStateError,
     SessionBusy,
     StaleAnswer,
     StalwartError,
@@ -55,7 +56,7 @@ from .policy.check import Check
 from .record import Store, open_store
 from .record.ledger import Ledger
 from .record.memory import Message, read_next, rewind
-from .record.schema import MODEL_KIND, CallRow, RunRow
+from .record.schema import MODEL_KIND, CallRow, RunRow, replace_row
 from .record.usage import SessionUsage, session_usage
 from .replies import Ended, Reply, Waiting
 from .selector import Grammar
@@ -84,6 +85,36 @@ class RecordedCall:
     undone_by: str | None  # on a write: the undo that undid it
     undone_by_tool: str | None
     tries: int  # sends made, each recorded before it was sent
+    # When: recorded (in flight, before its first send; a declined or refused call when it
+    # was recorded), and when its outcome was recorded (None while in flight), as the
+    # record's clock read them (seconds since the epoch, UTC).
+    recorded: float = 0.0
+    finished: float | None = None
+    # The person's answers about this call: its confirmation (approve or skip), its
+    # outcome (happened / did not happen), and on an undo, its stuck answers.
+    answers: tuple[RecordedAnswer, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordedAnswer:
+    """One answer a person gave to a question of a run, as the record keeps it: never
+    rewound. `by` is who answered (the session's user), `at` when, `asked` when the
+    question was asked (seconds since the epoch, UTC); `reason` is the person's own why
+    (a skip's or a cancel all's), None when they gave none; `call` the recorded call the
+    question was about once there was one (a confirmation's call is recorded after it)."""
+
+    run: str
+    step: int
+    kind: str  # "confirm", "outcome" or "undo"
+    tool: str
+    question: str  # the question's id
+    text: str  # the question as the person was shown it
+    answer: str
+    by: str | None
+    at: float
+    asked: float | None
+    reason: str | None
+    call: str | None
 
 
 class Agent:
@@ -219,6 +250,7 @@ class Agent:
         *,
         question: Waiting | str | None = None,
         session: str | None = None,
+        reason: str | None = None,
     ) -> Reply:
         """Answer the question that waits for the person in the session.
 
@@ -233,9 +265,14 @@ class Agent:
         repeated, delayed or reordered (a web page, a JSON API, a queue, several workers):
         a double click, an HTTP retry or two workers racing then answer a question once,
         never the one after it. The interface and `stalwart chat` always name it.
+
+        `reason` is the person's own why, recorded with the answer (who, when, why:
+        `answers`, and each call's in `record`): a skip's reason is the declined call's
+        result, what a model reads of it; a cancel all's is kept with the run's failure.
+        Past `stalwart.limits` it is `InputRefused`, and nothing changes.
         """
         expected = None if question is None else _question_id(question)
-        return self._answer(user, answer, session, expected, only_confirm=False)
+        return self._answer(user, answer, session, expected, only_confirm=False, reason=reason)
 
     def confirm(
         self,
@@ -244,11 +281,13 @@ class Agent:
         *,
         question: Waiting | str | None = None,
         session: str | None = None,
+        reason: str | None = None,
     ) -> Reply:
         """`answer`, for a confirmation only (approve, skip, cancel all): without
-        `question`, the confirmation that waits now; with it, only that one."""
+        `question`, the confirmation that waits now; with it, only that one; `reason` as
+        `answer` takes it."""
         expected = None if question is None else _question_id(question)
-        return self._answer(user, answer, session, expected, only_confirm=True)
+        return self._answer(user, answer, session, expected, only_confirm=True, reason=reason)
 
     def answer_current(self, user: str, answer: str, *, session: str | None = None) -> Reply:
         """`answer` without `question`: whatever question waits now."""
@@ -337,7 +376,23 @@ class Agent:
         ledger = self._peek(user, session)
         if ledger is None:
             return []
-        return recorded_calls(ledger.calls)
+        return recorded_calls(ledger.calls, ledger.runs)
+
+    def answers(self, user: str, *, session: str | None = None) -> list[RecordedAnswer]:
+        """Every answer a person gave in the session, in order: who, when, to which
+        question, and why when they said (a cancel all's too, which no call carries)."""
+        ledger = self._peek(user, session)
+        return recorded_answers(ledger.runs) if ledger is not None else []
+
+    def name_session(self, user: str, title: str, *, session: str | None = None) -> str:
+        """Give the user's session a name a person reads (`SessionRow.title`) instead of its
+        first turn; the name as kept. `InputRefused` past `stalwart.limits` (a name of up to
+        200 characters), changing nothing."""
+        title = limits.check_name("a session's title", title).strip()
+        with self._session(user, session) as ledger:
+            ledger.put_session(replace_row(ledger.session, title=title))
+            ledger.commit()
+        return title
 
     def usage(self, session: str) -> SessionUsage:
         """The tokens and cost of every ask of the model in a session, per run and in total.
@@ -512,8 +567,10 @@ class Agent:
         expected: str | None,
         *,
         only_confirm: bool,
+        reason: str | None = None,
     ) -> Reply:
         given = answer.strip().lower() if isinstance(answer, str) else answer
+        reason = limits.check_answer_reason(reason)
         with self._session(user, session) as ledger:
             run = ledger.latest_run()
             if run is not None and run.state in runs.INTERRUPTED:
@@ -531,7 +588,7 @@ class Agent:
                 raise AnswerError(texts.not_a_confirmation(waiting.kind))
             if given not in waiting.answers:
                 raise AnswerError(texts.not_an_answer(str(answer), waiting.answers))
-            run = answers.answer(ledger, self._context, run, given)
+            run = answers.answer(ledger, self._context, run, given, by=user, reason=reason)
             return _reply(ledger, run)
 
     def _read(self, turn: str) -> Any:
@@ -595,15 +652,59 @@ class Agent:
 def _left_for_another_worker(run: RunRow) -> StalwartError:
     """What a call meets in a run this worker left for another (resumed, it still stands
     mid-way): its catalogue lacks the tool of the call left in flight (`ToolUnavailable`),
-    or the undo the rollback needs next (`UndoUnavailable`). The reply says which."""
+    or the undo the rollback needs next (`UndoUnavailable`). The reply says which. A guarded
+    run left running is its framework's to take up again (`stalwart.guarded`)."""
+    if run.framework is not None and run.state == runs.State.RUNNING:
+        return RunStateError(texts.guarded_run_left(run.session, run.run_id))
     if run.state == runs.State.RUNNING:
         return ToolUnavailable(run.reply or "")
     return UndoUnavailable(run.reply or "")
 
 
-def recorded_calls(calls: Sequence[CallRow]) -> list[RecordedCall]:
-    """A session's calls as `Agent.record` gives them: every call but the model's asks."""
+def recorded_answers(runs_: Sequence[RunRow]) -> list[RecordedAnswer]:
+    """Every answer of a session's runs, in the order given (`RunRow.answers`)."""
+    return [
+        RecordedAnswer(
+            run=run.run_id,
+            step=int(given.get("step", 0)),
+            kind=str(given.get("kind", "")),
+            tool=str(given.get("tool", "")),
+            question=str(given.get("question", "")),
+            text=str(given.get("text", "")),
+            answer=str(given.get("answer", "")),
+            by=given.get("by"),
+            at=float(given.get("at", run.updated)),
+            asked=given.get("asked"),
+            reason=given.get("reason"),
+            call=given.get("call"),
+        )
+        for run in runs_
+        for given in run.answers or []
+    ]
+
+
+def _answers_of(call: CallRow, found: Sequence[RecordedAnswer]) -> tuple[RecordedAnswer, ...]:
+    """The answers about `call`: a confirmation of its step (a read or a write), or a
+    question that named it (its outcome; an undo's stuck answers)."""
+    return tuple(
+        given
+        for given in found
+        if given.call == call.call_id
+        or (
+            given.call is None
+            and given.kind == "confirm"
+            and given.run == call.run_id
+            and given.step == call.step
+            and call.kind in ("read", "write")
+        )
+    )
+
+
+def recorded_calls(calls: Sequence[CallRow], runs_: Sequence[RunRow] = ()) -> list[RecordedCall]:
+    """A session's calls as `Agent.record` gives them: every call but the model's asks,
+    each with the answers given about it (`runs_`: the session's runs)."""
     tools_by_id = {call.call_id: call.tool for call in calls}
+    found = recorded_answers(runs_)
     return [
         RecordedCall(
             call_id=call.call_id,
@@ -621,6 +722,9 @@ def recorded_calls(calls: Sequence[CallRow]) -> list[RecordedCall]:
             undone_by=call.undone_by,
             undone_by_tool=tools_by_id.get(call.undone_by or ""),
             tries=call.tries,
+            recorded=call.created,
+            finished=call.finished,
+            answers=_answers_of(call, found),
         )
         for call in calls
         if call.kind != MODEL_KIND

@@ -52,6 +52,15 @@ def check_reason(reason: object) -> str:
     return reason
 
 
+def check_answer_reason(reason: object) -> str | None:
+    """Why a person skipped or cancelled: None for none (or only spaces), else a text
+    within `MAX_REASON_CHARS`, stripped."""
+    if reason is None:
+        return None
+    given = check_text("an answer's reason", reason, max_chars=MAX_REASON_CHARS).strip()
+    return given or None
+
+
 def check_turn(turn: object) -> str:
     turn = check_text("a turn", turn, max_chars=MAX_TURN_CHARS)
     if not turn.strip():

@@ -96,3 +96,26 @@ def screenshot_path(name: str, folder: Path) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         return SCREENSHOTS / f"{name}.png"
     return folder / f"{name}.png"
+
+
+# Screenshots kept for a reviewer (issue 32): every browser test of the desk writes its
+# pictures here, at desktop and phone widths; the folder is printed at the end of the run.
+ARTEFACTS = "STALWART_ARTEFACTS"
+WRITTEN: list[Path] = []
+
+
+def artefacts_folder() -> Path:
+    """`$STALWART_ARTEFACTS`, else stalwart-serve-artefacts in the system's temporary folder."""
+    import tempfile
+
+    given = os.environ.get(ARTEFACTS)
+    return Path(given) if given else Path(tempfile.gettempdir()) / "stalwart-serve-artefacts"
+
+
+def artefact(name: str) -> str:
+    """Where the screenshot `name` goes (remembered, so the run prints the folder)."""
+    folder = artefacts_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    WRITTEN.append(path)
+    return str(path)

@@ -29,12 +29,38 @@ ANSWER_EVENTS: Mapping[tuple[str, str], Event] = {
 }
 
 
-def answer(ledger: Ledger, context: RunContext, run: RunRow, given: str) -> RunRow:
-    """Take a person's answer to the question the run waits on, and go on."""
+def answer(
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    given: str,
+    *,
+    by: str | None = None,
+    reason: str | None = None,
+) -> RunRow:
+    """Take a person's answer to the question the run waits on, and go on.
+
+    The answer is recorded on the run first (`RunRow.answers`): the question, the answer,
+    who gave it (`by`), when, when the question was asked, and the person's `reason` (a
+    skip's or a cancel all's; None for none), in the same commit as what it does."""
     question = Waiting.from_record(run.question or {})
     event = ANSWER_EVENTS.get((question.kind, given))
     if event is None:
         raise RunStateError(f"{given!r} is not an answer to a question of kind {question.kind!r}")
+    entry = {
+        "question": question.id,
+        "kind": question.kind,
+        "tool": question.tool,
+        "step": question.step,
+        "call": question.call,
+        "text": question.text,
+        "answer": given,
+        "by": by,
+        "at": ledger.clock.now(),
+        "asked": run.updated,  # the run's last change was the asking
+        "reason": reason or None,
+    }
+    run = ledger.put_run(replace_row(run, answers=[*(run.answers or []), entry]))
     run = _ANSWER_HANDLERS[event](ledger, context, run, question)
     return advance(ledger, context, run)
 
@@ -52,12 +78,14 @@ def _approve(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting
 
 def _skip(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     run = move(ledger, run, Event.SKIP, question=None)
-    record_declined(ledger, context, run, run.cursor, run.steps[run.cursor])
+    record_declined(ledger, context, run, run.cursor, run.steps[run.cursor], _reason(run))
     return ledger.put_run(replace_row(run, cursor=run.cursor + 1))
 
 
 def _cancel_all(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     failure = {"cause": "cancelled", "tool": question.tool}
+    if (reason := _reason(run)) is not None:
+        failure["reason"] = reason
     return move(ledger, run, Event.CANCEL_ALL, question=None, failure=failure)
 
 
@@ -136,6 +164,12 @@ _ANSWER_HANDLERS: Mapping[Event, Callable[[Ledger, RunContext, RunRow, Waiting],
     Event.DONE_BY_HAND: _done_by_hand,
     Event.ABANDON: _abandon,
 }
+
+
+def _reason(run: RunRow) -> str | None:
+    """The reason the person gave with the answer being taken (recorded just before)."""
+    given = (run.answers or [{}])[-1].get("reason")
+    return given if isinstance(given, str) and given else None
 
 
 def _asked_call(ledger: Ledger, question: Waiting) -> CallRow:

@@ -271,7 +271,8 @@ def _tool_result(ledger: Ledger, run: RunRow, asked: str, tool_call_id: str) -> 
     if call.status == CallStatus.REFUSED:
         return ToolResultMessage(call_id=tool_call_id, content=call.error or "", is_error=True)
     if call.status == CallStatus.DECLINED:
-        return ToolResultMessage(call_id=tool_call_id, content=texts.DECLINED_RESULT)
+        said = call.result if isinstance(call.result, str) else texts.DECLINED_RESULT
+        return ToolResultMessage(call_id=tool_call_id, content=said)
     if call.status == CallStatus.HAPPENED:
         return ToolResultMessage(call_id=tool_call_id, content=texts.MEMORY_HAPPENED)
     return ToolResultMessage(call_id=tool_call_id, content=texts.memory_result(call.result))

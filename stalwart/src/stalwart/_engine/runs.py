@@ -492,15 +492,21 @@ def _wrote(ledger: Ledger, run: RunRow) -> bool:
 
 
 def record_declined(
-    ledger: Ledger, context: RunContext, run: RunRow, index: int, step: dict[str, Any]
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    index: int,
+    step: dict[str, Any],
+    reason: str | None = None,
 ) -> None:
+    """A skipped step: its call recorded declined, never sent; its result (what a model
+    reads) says so, with the person's reason when they gave one."""
     tool, args = step["tool"], dict(step["args"])
     declined = step_row(ledger, context, run, index, tool, args, None, "declined", None)
-    ledger.put_call(
-        replace_row(declined, result=texts.DECLINED_RESULT, finished=ledger.clock.now())
-    )
+    result = texts.declined_result(reason)
+    ledger.put_call(replace_row(declined, result=result, finished=ledger.clock.now()))
     ledger.add_message("assistant", _memory_call(context, tool, args), run.run_id)
-    ledger.add_message("tool", texts.DECLINED_RESULT, run.run_id)
+    ledger.add_message("tool", result, run.run_id)
 
 
 def _memory_call(context: RunContext, tool: str, args: Mapping[str, Any]) -> str:

@@ -100,6 +100,12 @@ class Ledger:
         assert self.session.identity is not None
         return self.session.identity
 
+    def put_session(self, session: SessionRow) -> SessionRow:
+        """The session's row changed (its title): written with the next commit."""
+        self.session = session
+        self._new_session = True
+        return session
+
     def latest_run(self) -> RunRow | None:
         return self.runs[-1] if self.runs else None
 

@@ -60,6 +60,8 @@ class SessionRow:
     # idempotency key, so no other session, record or agent file ever makes the same key.
     # None on a session recorded before it existed (one is made at its next commit).
     identity: str | None = None
+    # The name its person gave it (`Agent.name_session`); None: it is called by its first turn.
+    title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,11 @@ class RunRow:
     turn_seq: int
     created: float
     updated: float
+    # Every answer a person gave to the run's questions, in order: {"question": its id,
+    # "kind", "tool", "step", "call", "text": the question, "answer", "by": who answered,
+    # "at": when, "asked": when it was asked, "reason": why (skip, cancel all) or None}.
+    # None on a run recorded before it existed, or never asked anything.
+    answers: list[dict[str, Any]] | None = None
     framework: dict[str, Any] | None = None
 
 
@@ -189,6 +196,7 @@ TABLES: tuple[Table, ...] = (
             "created": "real",
             "version": "int",
             "identity": "text",
+            "title": "text",
         },
         counter="version",
     ),
@@ -210,6 +218,7 @@ TABLES: tuple[Table, ...] = (
             "turn_seq": "int",
             "created": "real",
             "updated": "real",
+            "answers": "json",
             "framework": "json",
         },
         ("session",),
@@ -294,6 +303,8 @@ ADDED_COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("sessions", "identity", None),
     ("calls", "undo", None),
     ("leases", "lock", None),
+    ("runs", "answers", None),
+    ("sessions", "title", None),
     ("runs", "framework", None),
 )
 

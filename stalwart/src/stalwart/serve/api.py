@@ -16,6 +16,7 @@ from .auth import OPERATOR_COOKIE, USER_COOKIE, CookieLogin
 from .schemas import (
     AcceptedOut,
     AnswerIn,
+    AnswerOut,
     CallOut,
     ErrorOut,
     LoginIn,
@@ -28,7 +29,9 @@ from .schemas import (
     OperatorUndoIn,
     ReplyOut,
     SessionOut,
+    TitleIn,
     TurnIn,
+    iso,
 )
 from .views import inbox, sessions_of
 from .web import (
@@ -128,7 +131,7 @@ async def send_turn(session: str, body: TurnIn, request: Request) -> ReplyOut | 
 async def send_answer(session: str, body: AnswerIn, request: Request) -> ReplyOut | JSONResponse:
     user = require_user(request)
     check_csrf(request, user, None)
-    future = service(request).answer(user, session, body.question_id, body.answer)
+    future = service(request).answer(user, session, body.question_id, body.answer, body.reason)
     if not body.wait:
         return JSONResponse(AcceptedOut(session=session).model_dump(), status_code=202)
     return ReplyOut.of(await finished(future))
@@ -138,6 +141,22 @@ async def send_answer(session: str, body: AnswerIn, request: Request) -> ReplyOu
 def get_record(session: str, request: Request) -> list[CallOut]:
     found = service(request).snapshot(session, require_user(request))
     return [CallOut.of(call) for call in found.calls]
+
+
+@router.post("/sessions/{session}/title", response_model=SessionOut, tags=["sessions"])
+def name_session(session: str, body: TitleIn, request: Request) -> SessionOut:
+    """Give the session a name a person reads instead of its first turn."""
+    user = require_user(request)
+    check_csrf(request, user, None)
+    service(request).name_session(user, session, body.title)
+    return _session_out(request, session, user)
+
+
+@router.get("/sessions/{session}/answers", response_model=list[AnswerOut], tags=["sessions"])
+def get_answers(session: str, request: Request) -> list[AnswerOut]:
+    """Every answer given in the session: who, when, to which question, and why."""
+    found = service(request).snapshot(session, require_user(request))
+    return [AnswerOut.of(given) for given in found.answers]
 
 
 @router.get("/sessions/{session}/memory", response_model=list[MessageOut], tags=["sessions"])
@@ -186,6 +205,14 @@ def operator_record(session: str, request: Request) -> list[CallOut]:
     return [CallOut.of(call) for call in service(request).operator_snapshot(session).calls]
 
 
+@router.get(
+    "/operator/sessions/{session}/answers", response_model=list[AnswerOut], tags=["operator"]
+)
+def operator_answers(session: str, request: Request) -> list[AnswerOut]:
+    require_operator(request)
+    return [AnswerOut.of(a) for a in service(request).operator_snapshot(session).answers]
+
+
 @router.post("/operator/sessions/{session}/undo", response_model=ReplyOut, tags=["operator"])
 async def operator_undo(session: str, body: OperatorUndoIn, request: Request) -> ReplyOut:
     nonce = require_operator(request)
@@ -205,4 +232,7 @@ async def operator_end(session: str, body: OperatorEndIn, request: Request) -> R
 @router.get("/operator/actions", response_model=list[OperatorActionOut], tags=["operator"])
 def operator_actions(request: Request) -> list[OperatorActionOut]:
     require_operator(request)
-    return [OperatorActionOut(**vars(a)) for a in service(request).operator_log.entries()]
+    return [
+        OperatorActionOut(**vars(a), done_at=iso(a.at))
+        for a in service(request).operator_log.entries()
+    ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,15 +36,17 @@ class OperatorLog(Protocol):
     def close(self) -> None: ...
 
 
-def open_log(location: str) -> OperatorLog:
-    """The log beside the record `location` names (a SQLite path, :memory: or a URL)."""
+def open_log(location: str, now: Callable[[], float] = time.time) -> OperatorLog:
+    """The log beside the record `location` names (a SQLite path, :memory: or a URL); each
+    action's time is read from `now` (the service's clock)."""
     if location.startswith(("postgresql://", "postgres://")):
-        return _PostgresLog(location)
-    return _SQLiteLog(location)
+        return _PostgresLog(location, now)
+    return _SQLiteLog(location, now)
 
 
 class _SQLiteLog:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, now: Callable[[], float] = time.time) -> None:
+        self._now = now
         self._guard = threading.Lock()
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute(
@@ -55,7 +58,7 @@ class _SQLiteLog:
         with self._guard:
             self._db.execute(
                 f"INSERT INTO operator_actions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-                (time.time(), action, session, outcome, detail),
+                (self._now(), action, session, outcome, detail),
             )
 
     def entries(self, limit: int = 200) -> list[Action]:
@@ -71,9 +74,10 @@ class _SQLiteLog:
 
 
 class _PostgresLog:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, now: Callable[[], float] = time.time) -> None:
         import psycopg
 
+        self._now = now
         self._guard = threading.Lock()
         self._db: Any = psycopg.connect(url, autocommit=True)
         with self._db.transaction():
@@ -88,7 +92,7 @@ class _PostgresLog:
         with self._guard:
             self._db.execute(
                 f"INSERT INTO operator_actions ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s)",
-                (time.time(), action, session, outcome, detail),
+                (self._now(), action, session, outcome, detail),
             )
 
     def entries(self, limit: int = 200) -> list[Action]:

@@ -7,6 +7,7 @@ works, and the event streams replace the panel as the record moves.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
 from .. import texts as run_texts
@@ -39,7 +41,30 @@ from .web import (
 )
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+
+
+def when(moment: float | None, *, relative: bool = False, short: bool = False) -> Markup:
+    """A time of the record as every page shows it: `<time datetime=ISO>` (with its offset),
+    its text in UTC until `static/app.js` writes it in the viewer's zone (and, `relative`,
+    as "3 min ago", or `short`, as "Dec 3, 17:33:27", the full time in its title)."""
+    if moment is None:
+        return Markup("")
+    at = datetime.datetime.fromtimestamp(moment, tz=datetime.UTC)
+    shown = texts.shown_time(at.strftime("%Y-%m-%d %H:%M:%S"))
+    kind = ' data-relative=""' if relative else ' data-short=""' if short else ""
+    return Markup(f'<time datetime="{escape(at.isoformat())}"{kind}>{escape(shown)}</time>')
+
+
 templates.env.globals.update(
+    when=when,
+    answered_by=texts.answered_by,
+    answer_reason=texts.answer_reason,
+    reason_label=texts.REASON_LABEL,
+    raw_reply=texts.RAW_REPLY,
+    rename_label=texts.RENAME,
+    title_label=texts.TITLE_LABEL,
+    rename_button=texts.RENAME_BUTTON,
+    session_label=texts.SESSION_ID_LABEL,
     brief=run_texts.brief,
     visible=run_texts.visible,
     source_shown=run_texts.source_shown,
@@ -178,10 +203,21 @@ async def answer(
     question_id: str = Form(""),
     answer: str = Form(""),
     csrf: str = Form(""),
+    reason: str = Form(""),
 ) -> Response:
     user = require_user(request)
     check_csrf(request, user, csrf)
-    await finished(service(request).answer(user, session, question_id, answer))
+    await finished(service(request).answer(user, session, question_id, answer, reason or None))
+    return _after_post(request, f"/s/{session}")
+
+
+@router.post("/s/{session}/title")
+async def rename(
+    request: Request, session: str, title: str = Form(""), csrf: str = Form("")
+) -> Response:
+    user = require_user(request)
+    check_csrf(request, user, csrf)
+    await run_in_threadpool(service(request).name_session, user, session, title)
     return _after_post(request, f"/s/{session}")
 
 

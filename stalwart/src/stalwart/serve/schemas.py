@@ -7,11 +7,12 @@ from the record. A Decimal is its exact text ("19.00", never 19.0), an integer i
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..agent import RecordedCall
+from ..agent import RecordedAnswer, RecordedCall
 from ..record.memory import Message
 from ..record.schema import as_recorded
 from ..replies import Reply, Waiting
@@ -25,6 +26,17 @@ def exact(value: Any) -> Any:
     (a Decimal, a datetime), which FastAPI's own encoder would turn into a float (19.00 into
     19.0, 12345678901234567.89 into 1.2345678901234568e+16)."""
     return as_recorded(value)
+
+
+def iso(moment: float | None) -> str | None:
+    """A time of the record (seconds since the epoch) as the API gives it: ISO 8601 with
+    its offset, UTC ("2026-12-03T08:19:40.123456+00:00"); None stays None."""
+    if moment is None:
+        return None
+    return datetime.datetime.fromtimestamp(moment, tz=datetime.UTC).isoformat()
+
+
+ISO = "ISO 8601 with its offset (UTC)"
 
 
 class ErrorOut(BaseModel):
@@ -48,9 +60,12 @@ class QuestionOut(BaseModel):
         default=None, description="For a model's step: where each argument came from"
     )
     irreversible: bool = False
+    asked_at: str | None = Field(default=None, description=f"When it was asked: {ISO}")
 
     @classmethod
-    def of(cls, waiting: Waiting, *, irreversible: bool = False) -> QuestionOut:
+    def of(
+        cls, waiting: Waiting, *, irreversible: bool = False, asked: float | None = None
+    ) -> QuestionOut:
         return cls(
             question_id=question_id(waiting),
             kind=waiting.kind,
@@ -63,6 +78,7 @@ class QuestionOut(BaseModel):
             call=waiting.call,
             sources=waiting.sources,
             irreversible=irreversible,
+            asked_at=iso(asked),
         )
 
 
@@ -72,6 +88,7 @@ class EndedOut(BaseModel):
     by: str | None
     at: float
     reason: str
+    ended_at: str | None = Field(default=None, description=f"`at`, {ISO}")
 
 
 class ReplyOut(BaseModel):
@@ -95,7 +112,7 @@ class ReplyOut(BaseModel):
             session=reply.session,
             run=reply.run,
             waiting=[QuestionOut.of(w) for w in reply.waiting],
-            ended=None if ended is None else EndedOut(**vars(ended)),
+            ended=None if ended is None else EndedOut(**vars(ended), ended_at=iso(ended.at)),
             detail=reply.detail,
         )
 
@@ -114,6 +131,10 @@ class AnswerIn(BaseModel):
     question_id: str
     answer: str
     wait: bool = True
+    reason: str | None = Field(
+        default=None,
+        description="Why (skip, cancel all): recorded; a skip's is what a model reads of it",
+    )
 
 
 class TurnOut(BaseModel):
@@ -123,6 +144,10 @@ class TurnOut(BaseModel):
     state: str
     detail: str | None = Field(
         default=None, description="Under the reply: what the tool the run stopped at said"
+    )
+    sent_at: str | None = Field(default=None, description=f"When the turn was sent: {ISO}")
+    updated_at: str | None = Field(
+        default=None, description=f"When its run last moved (its reply, once it has one): {ISO}"
     )
 
 
@@ -136,6 +161,9 @@ class SessionOut(BaseModel):
     progress: str | None
     busy: bool
     updated: float
+    updated_at: str | None = Field(default=None, description=f"`updated`, {ISO}")
+    title: str = Field(default="", description="The name its person gave it, else its first turn")
+    named: bool = Field(default=False, description="Whether its person gave it its title")
 
     @classmethod
     def of(cls, found: Snapshot, *, progress: str | None, busy: bool) -> SessionOut:
@@ -145,14 +173,62 @@ class SessionOut(BaseModel):
             state=found.state,
             text=found.text,
             question=(
-                QuestionOut.of(found.question, irreversible=found.irreversible)
+                QuestionOut.of(found.question, irreversible=found.irreversible, asked=found.asked)
                 if found.question is not None
                 else None
             ),
-            turns=[TurnOut(**vars(turn)) for turn in found.turns],
+            turns=[
+                TurnOut(
+                    number=turn.number,
+                    turn=turn.turn,
+                    reply=turn.reply,
+                    state=turn.state,
+                    detail=turn.detail,
+                    sent_at=iso(turn.at),
+                    updated_at=iso(turn.updated),
+                )
+                for turn in found.turns
+            ],
             progress=progress,
             busy=busy,
             updated=found.updated,
+            updated_at=iso(found.updated),
+            title=found.title,
+            named=found.named is not None,
+        )
+
+
+class AnswerOut(BaseModel):
+    """A person's answer, as the record keeps it: who, when, to which question, and why."""
+
+    run: str
+    step: int
+    kind: str = Field(description="confirm, outcome or undo")
+    tool: str
+    question_id: str
+    text: str = Field(description="The question as the person was shown it")
+    answer: str
+    by: str | None = Field(description="Who answered (the session's user)")
+    answered_at: str = Field(description=f"When: {ISO}")
+    asked_at: str | None = Field(description=f"When the question was asked: {ISO}")
+    reason: str | None = Field(description="The person's reason (skip, cancel all), if any")
+    call: str | None = Field(description="The recorded call it was about, once there was one")
+
+    @classmethod
+    def of(cls, given: RecordedAnswer) -> AnswerOut:
+        return cls(
+            run=given.run,
+            step=given.step,
+            kind=given.kind,
+            tool=given.tool,
+            question_id=given.question,
+            text=given.text,
+            answer=given.answer,
+            by=given.by,
+            answered_at=iso(given.at) or "",
+            asked_at=iso(given.asked),
+            reason=given.reason,
+            call=given.call,
         )
 
 
@@ -172,10 +248,32 @@ class CallOut(BaseModel):
     undone_by: str | None
     undone_by_tool: str | None
     tries: int
+    recorded_at: str | None = Field(
+        default=None, description=f"When it was recorded (in flight, before its send): {ISO}"
+    )
+    finished_at: str | None = Field(
+        default=None, description=f"When its outcome was recorded (None in flight): {ISO}"
+    )
+    answers: list[AnswerOut] = Field(
+        default_factory=list,
+        description="The person's answers about it: its confirmation, its outcome, its undo's",
+    )
 
     @classmethod
     def of(cls, call: RecordedCall) -> CallOut:
-        return cls(**{**vars(call), "args": exact(call.args), "result": exact(call.result)})
+        given = {
+            name: value
+            for name, value in vars(call).items()
+            if name not in ("recorded", "finished", "answers", "args", "result")
+        }
+        return cls(
+            **given,
+            args=exact(call.args),
+            result=exact(call.result),
+            recorded_at=iso(call.recorded),
+            finished_at=iso(call.finished),
+            answers=[AnswerOut.of(a) for a in call.answers],
+        )
 
 
 class MessageOut(BaseModel):
@@ -185,6 +283,10 @@ class MessageOut(BaseModel):
     @classmethod
     def of(cls, message: Message) -> MessageOut:
         return cls(role=message.role, content=message.content)
+
+
+class TitleIn(BaseModel):
+    title: str = Field(description="The session's name, up to 200 characters")
 
 
 class NewSessionOut(BaseModel):
@@ -221,3 +323,4 @@ class OperatorActionOut(BaseModel):
     session: str | None
     outcome: str
     detail: str
+    done_at: str | None = Field(default=None, description=f"`at`, {ISO}")

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
-from .. import logs
+from .. import limits, logs
 from .._engine.retry import UNDO_BACKOFF
 from .._engine.runs import INTERRUPTED
 from .._engine.sessions import split_session_id
@@ -84,7 +84,7 @@ class Service:
         )
         self.runner = Runner(self.board, run_threads)
         self.hook = QuestionHook(serve.question_hook, on_question)
-        self.operator_log: OperatorLog = open_log(config.record)
+        self.operator_log: OperatorLog = open_log(config.record, now=self.clock.now)
         self.signer = Signer(
             secret or load_secret(serve.secret_env, config.source.parent, config.source.stem)
         )
@@ -139,6 +139,13 @@ class Service:
             raise NotYourSession(texts.session_not_found(session))
         return name
 
+    def name_session(self, user: str, session: str, title: str) -> str:
+        """Give the user's session a name (`Agent.name_session`); the name as kept."""
+        name = self._name_in(user, session)
+        found = self.agent.name_session(user, title, session=name)
+        self.board.changed()  # the pages that show it draw it again
+        return found
+
     # --- what moves a run: each handed to a run thread ---
 
     def turn(self, user: str, session: str, text: str) -> Future[Reply]:
@@ -148,7 +155,9 @@ class Service:
             raise AnswerError(texts.EMPTY_TURN)
         return self._advance(session, lambda: self.agent.chat(text, user=user, session=name))
 
-    def answer(self, user: str, session: str, question_id: str, answer: str) -> Future[Reply]:
+    def answer(
+        self, user: str, session: str, question_id: str, answer: str, reason: str | None = None
+    ) -> Future[Reply]:
         now = self.snapshot(session, user)
         name = self._name_in(user, session)
         if now.question is None or now.question_id != question_id:
@@ -157,10 +166,13 @@ class Service:
         given = answer.strip().lower()
         if given not in question.answers:
             raise AnswerError(texts.unknown_answer(answer, question.answers))
+        reason = limits.check_answer_reason(reason)  # refused now, before a run thread
 
         def work() -> Reply:
             try:
-                return self.agent.answer(user, given, session=name, question=question)
+                return self.agent.answer(
+                    user, given, session=name, question=question, reason=reason
+                )
             except AnswerError as error:
                 after = self.snapshot(session, user)
                 if after.question_id != question_id:

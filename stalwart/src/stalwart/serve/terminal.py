@@ -37,6 +37,10 @@ KEYS: Mapping[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+# The answers a person may give a reason for (asked for on a line of its own).
+REASONED = frozenset({SKIP, CANCEL_ALL})
+
+
 def read_key() -> str:
     """One key from the terminal, without Enter and without echo.
 
@@ -73,7 +77,7 @@ def chat(
         try:
             reply = agent.pending(user, session=session)
             if reply is not None and reply.waiting:
-                _answer_all(agent, user, session, reply, read_key, write)
+                _answer_all(agent, user, session, reply, read_key, write, read_line)
         except StalwartError as error:
             write(f"{error.code}: {error}")
         while True:
@@ -82,7 +86,7 @@ def chat(
                 return
             try:
                 reply = agent.chat(turn, user=user, session=session)
-                _answer_all(agent, user, session, reply, read_key, write)
+                _answer_all(agent, user, session, reply, read_key, write, read_line)
             except StalwartError as error:
                 write(f"{error.code}: {error}")
     except EOFError:
@@ -96,6 +100,7 @@ def _answer_all(
     reply: Reply,
     read_key: Callable[[], str],
     write: Callable[[str], None],
+    read_line: Callable[[str], str] | None = None,
 ) -> Reply:
     while reply.waiting:
         waiting = reply.waiting[0]
@@ -110,8 +115,13 @@ def _answer_all(
             write(texts.chat_key_unknown(key, keys))
             key = read_key().lower()
         write(f"> {chosen[key]}")
+        reason = None
+        if chosen[key] in REASONED and read_line is not None:
+            reason = read_line(texts.CHAT_REASON_PROMPT).strip() or None
         try:
-            reply = agent.answer(user, chosen[key], session=session, question=waiting)
+            reply = agent.answer(
+                user, chosen[key], session=session, question=waiting, reason=reason
+            )
         except StaleAnswer as error:
             # Answered elsewhere meanwhile (another terminal, the page): nothing changed.
             # The question waiting now is shown and asked afresh, never answered by this key.

@@ -14,6 +14,11 @@ from .replies import brief
 DECLINED_RESULT = "declined: the person skipped this call"
 
 
+def declined_result(reason: str | None) -> str:
+    """A skipped call's result, as the model reads it: the person's reason after it."""
+    return f"{DECLINED_RESULT}; their reason: {reason}" if reason else DECLINED_RESULT
+
+
 def memory_call(tool: str, args: Mapping[str, Any]) -> str:
     return f"call {call_text(tool, args)}"
 

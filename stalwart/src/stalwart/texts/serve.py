@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .questions import visible
+from .replies import _outcome
+
 # --- signing in ---
 
 NOT_SIGNED_IN = "Sign in first."
@@ -50,6 +53,61 @@ NOTHING_RECORDED = "Nothing recorded yet: send a turn."
 INBOX_EMPTY = "Nothing waits for an answer."
 WORKING = "Working…"
 
+# --- times and people ---
+
+
+def shown_time(utc: str) -> str:
+    """A time as a page shows it before its script writes it in the viewer's zone:
+    2026-12-03 08:19:40 UTC (`utc`: the ISO text's date and time)."""
+    return f"{utc} UTC"
+
+
+def answered_by(answer: str, by: str | None) -> str:
+    """Who gave an answer, as the record tab says it: approve by alice."""
+    return f"{answer} by {by}" if by else answer
+
+
+def answer_reason(reason: str) -> str:
+    return f"reason: {reason}"
+
+
+# The field beside a confirmation's buttons, and what `stalwart chat` asks after skip or
+# cancel all: the person's own why, recorded (a skip's is what a model reads of it).
+REASON_LABEL = "Reason for skip or cancel all (optional)"
+CHAT_REASON_PROMPT = "why (optional; Enter for none)> "
+
+
+# --- replies a person reads ---
+
+NEW_SESSION_TITLE = "New session"
+TITLE_CHARS = 60  # a session called by its first turn: that many characters of it
+RAW_REPLY = "Raw reply"
+RENAME = "Name this session"
+TITLE_LABEL = "Session name"
+RENAME_BUTTON = "Save the name"
+SESSION_ID_LABEL = "Session id:"
+
+
+def session_title(first_turn: str | None) -> str:
+    """A session's title when its person gave it none: its first turn, cut."""
+    if not first_turn:
+        return NEW_SESSION_TITLE
+    line = visible(" ".join(first_turn.split()))
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+
+
+def done_readable(outcomes: Sequence[tuple[str, object, str, bool]]) -> str:
+    """A run that ended well, as the page says it: (label, result, status, tabled) each;
+    a result shown as a table below is "<label> returned", the rest as the reply says it."""
+    parts = [
+        f"{label} returned" if tabled else _outcome(label, result, status)
+        for label, result, status, tabled in outcomes
+    ]
+    if not parts:
+        return "Done: there was nothing to run."
+    return "Done: " + "; ".join(parts) + "."
+
+
 # --- progress, live while a run advances ---
 
 CALL_TRIES = 3  # a read or a retry-safe write: the first try and two more (chapter 34)
@@ -69,7 +127,9 @@ def progress_undo(write: str, undo: str, try_number: int, tries: int) -> str:
 
 def progress_undo_wait(write: str, undo: str, next_try: int, tries: int, seconds: float) -> str:
     """An undo's backoff wait: undoing attach_disk (by detach_disk): try 2 of 4, next in 4 s."""
-    return f"undoing {write} (by {undo}): try {next_try} of {tries}, next in {seconds:g} s"
+    return (
+        f"undoing {write} (by {undo}): try {next_try} of {tries}, next in {round(seconds, 1):g} s"
+    )
 
 
 def progress_model(model: str) -> str:

@@ -32,5 +32,45 @@ for (const el of document.querySelectorAll("[data-stream]")) {
   const source = new EventSource(el.dataset.stream);
   source.addEventListener("update", (event) => {
     el.innerHTML = event.data;
+    localise(el);
   });
 }
+// Times: every <time datetime> is written in the viewer's own zone; one marked
+// data-relative reads "3 min ago", its full time in its title. Again after each update.
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+const absolute = new Intl.DateTimeFormat(undefined, {
+  year: "numeric", month: "short", day: "numeric",
+  hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short",
+});
+const short = new Intl.DateTimeFormat(undefined, {
+  month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit",
+  hourCycle: "h23",
+});
+function ago(date) {
+  const seconds = Math.round((date.getTime() - Date.now()) / 1000);
+  const steps = [[60, "second"], [3600, "minute"], [86400, "hour"], [Infinity, "day"]];
+  let unit = 1;
+  for (const [limit, name] of steps) {
+    if (Math.abs(seconds) < limit) return relative.format(Math.round(seconds / unit), name);
+    unit = limit;
+  }
+  return absolute.format(date);
+}
+function localise(root) {
+  for (const el of root.querySelectorAll("time[datetime]")) {
+    const date = new Date(el.getAttribute("datetime"));
+    if (Number.isNaN(date.getTime())) continue;
+    const full = absolute.format(date);
+    if (el.hasAttribute("data-relative")) {
+      el.textContent = ago(date);
+      el.title = full;
+    } else if (el.hasAttribute("data-short")) {
+      el.textContent = short.format(date);
+      el.title = full;
+    } else {
+      el.textContent = full;
+    }
+  }
+}
+localise(document);
+setInterval(() => localise(document), 30000);
