@@ -34,7 +34,8 @@ def store(tmp_path: Path, clock: FakeClock) -> ArcStore:
 
 @pytest.fixture
 def fleet(store: ArcStore, clock: FakeClock) -> Fleet:
-    return Fleet(ArcStore(store.repo_root), clock, ArcConfig(), poll_secs=0.05)
+    # a timer that stands still: no read is ever held back for the cost of the last one
+    return Fleet(ArcStore(store.repo_root), clock, ArcConfig(), poll_secs=0.05, timer=lambda: 0.0)
 
 
 @pytest.fixture
@@ -107,6 +108,22 @@ def test_the_state_follows_a_change_and_refresh_reads_again_at_once(
     assert refreshed.json()["requested_at"] == "2026-11-30T07:02:00Z"
     assert fleet.notifier.version == version + 1  # the event streams are woken
     assert client.get("/api/v1/state").json()["generated_at"] == "2026-11-30T07:02:00Z"
+
+
+def test_reads_take_at_most_a_quarter_of_the_time_and_stale_ones_are_read_again(
+    store: ArcStore, clock: FakeClock
+) -> None:
+    ticks = iter([0.0, 1.0, 2.0, 5.0, 5.5, 5.5, 16.0, 16.5])
+    fleet = Fleet(ArcStore(store.repo_root), clock, ArcConfig(), timer=lambda: next(ticks))
+    first = fleet.state()  # read from 0 to 1 s: none before 4 s
+    set_state(store, clock, "w5", State.INTEGRATED)
+    assert fleet.state() is first  # at 2 s: changed, held back
+    second = fleet.state()  # at 5 s: read again (till 5.5 s)
+    assert second is not first and second.status.counts["done.integrated"] == 1
+    assert fleet.state() is second  # at 5.5 s: nothing changed
+    clock.advance(60)
+    third = fleet.state()  # at 16 s: nothing changed, but the read is over 10 s old
+    assert third is not second and third.status.at == "2026-11-30T07:02:30Z"
 
 
 def test_the_notifier_wakes_a_waiting_stream_from_another_thread() -> None:

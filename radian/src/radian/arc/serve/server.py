@@ -27,6 +27,8 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.bind((host, port))
+        # listening before the address is announced: a client told it is never refused
+        listening.listen(2048)
     except OSError as refused:
         listening.close()
         if refused.errno == errno.EADDRINUSE:
