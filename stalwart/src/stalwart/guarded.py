@@ -314,9 +314,7 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
             question = (latest.question or {}).get("text", "")
             raise QuestionPending(texts.question_pending(self.session, question))
         if latest is not None and latest.state in runs.INTERRUPTED:
-            if latest.framework is None:
-                raise _left_for_another_worker(latest)
-            raise RunStateError(texts.guarded_run_left(self.session, latest.run_id))
+            raise _left_for_another_worker(latest)
         run = engine.start(self._ledger, turn, self._guard.framework, kept)
         return _reply(self._ledger, run)
 
