@@ -139,6 +139,7 @@ def serve_in_thread(fleet: Fleet, token: str | None = None) -> Iterator[Live]:
     try:
         yield Live(fleet, f"http://127.0.0.1:{port}")
     finally:
+        fleet.close()  # as `radian arc serve` does when stopped: the event streams end
         server.should_exit = True
         thread.join(10)
         listening.close()

@@ -126,6 +126,20 @@ def test_reads_take_at_most_a_quarter_of_the_time_and_stale_ones_are_read_again(
     assert third is not second and third.status.at == "2026-11-30T07:02:30Z"
 
 
+def test_the_event_stream_sends_the_rendered_fleet_and_ends_when_the_server_stops(
+    client: TestClient, fleet: Fleet, store: ArcStore, clock: FakeClock
+) -> None:
+    threading.Timer(0.3, lambda: set_state(store, clock, "w5", State.INTEGRATED)).start()
+    threading.Timer(1.0, fleet.close).start()  # what `radian arc serve` does when stopped
+    answer = client.get("/events")  # returns once the stream has ended
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = answer.text.split("\n\n")[:-1]
+    assert len(events) == 2  # the fleet, then the fleet after the change; nothing unchanged
+    assert all(event.startswith("event: update\ndata: ") for event in events)
+    assert 'data-state="done.integrated">0<' in events[0]
+    assert 'data-state="done.integrated">1<' in events[1]
+
+
 def test_the_notifier_wakes_a_waiting_stream_from_another_thread() -> None:
     notifier = Notifier()
 

@@ -112,7 +112,7 @@ async def _stream(request: Request, fleet: Fleet) -> AsyncIterator[str]:
     """`update` events carrying the fleet's rendered HTML, each time it changes."""
     last: str | None = None
     version = fleet.notifier.version
-    while True:
+    while not fleet.closed:
         read = await run_in_threadpool(fleet.state)
         html = templates.get_template("_fleet.html").render(**_context(fleet, read))
         if html != last:

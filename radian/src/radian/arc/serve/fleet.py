@@ -254,6 +254,12 @@ class Fleet:
         self._signature: Signature | None = None
         self._read_at = 0.0
         self._earliest = 0.0  # no read before this (timer): reads cost
+        self.closed = False  # set when the server stops: the event streams end
+
+    def close(self) -> None:
+        """End every event stream (the server is stopping: it need not wait for them)."""
+        self.closed = True
+        self.notifier.changed()
 
     @property
     def repo_name(self) -> str:

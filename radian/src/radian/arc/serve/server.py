@@ -6,6 +6,7 @@ import errno
 import socket
 import sys
 from collections.abc import Callable
+from types import FrameType
 
 import uvicorn
 
@@ -18,6 +19,19 @@ from radian.arc.serve.fleet import Fleet
 
 class AddressUnavailable(UsageError):
     """The system refuses the address (a port in use, a host not this machine's): exit 2."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, which ends the pages' event streams when told to stop (Ctrl-C,
+    SIGTERM), so a page left open never holds the stop for the graceful timeout."""
+
+    def __init__(self, config: uvicorn.Config, fleet: Fleet) -> None:
+        super().__init__(config)
+        self.fleet = fleet
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.fleet.close()
+        super().handle_exit(sig, frame)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -56,13 +70,14 @@ def run_server(
     address once it listens. UsageError for a host other than 127.0.0.1 without a token."""
     check_token(host, token)
     listening = listen(host, port)
-    server = uvicorn.Server(
+    server = _Server(
         uvicorn.Config(
             create_app(fleet, token=token),
             log_level="warning",
             timeout_graceful_shutdown=2,
             lifespan="off",
-        )
+        ),
+        fleet,
     )
     announce(url_of(host, listening))
     sys.stdout.flush()
