@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from serve_support import EXHAUSTED_REASON, LOG_LINES, TestClient, set_state, write_fleet
 
-from radian.arc import show
+from radian.arc import commands, show, texts
 from radian.arc.clock import FakeClock
 from radian.arc.config import ArcConfig
 from radian.arc.errors import UsageError
@@ -200,3 +200,19 @@ def test_a_host_other_than_127_0_0_1_needs_a_token() -> None:
             f"radian arc serve --host {host} needs a token: give --token or set "
             "RADIAN_ARC_SERVE_TOKEN (only 127.0.0.1 is served without one)"
         )
+
+
+def test_the_page_lists_fifty_waiting_tasks_and_says_how_many_more(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    store = ArcStore(tmp_path)
+    commands.add_plan(store, "paused")
+    for n in range(53):
+        commands.add_task(store, clock, "paused", f"t{n}", "Do.\n")
+        set_state(store, clock, f"t{n}", State.PAUSED_BUDGET)
+    fleet = Fleet(store, clock, ArcConfig(), timer=lambda: 0.0)
+    with TestClient(create_app(fleet), base_url=LOCAL) as http:
+        page = http.get("/").text
+        assert len(http.get("/api/v1/state").json()["waiting"]) == 53
+    assert page.count('<tr data-task="t') == 50
+    assert texts.serve_more_waiting(3) in page

@@ -387,6 +387,10 @@ SERVE_WRONG_HOST = (
 )
 
 
+def serve_more_waiting(count: int) -> str:
+    return f"and {count} more (all of them: GET /api/v1/state)"
+
+
 def serve_needs_token(host: str) -> str:
     return (
         f"radian arc serve --host {host} needs a token: give --token or set "

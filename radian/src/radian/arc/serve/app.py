@@ -27,7 +27,7 @@ from radian.arc import texts
 from radian.arc.clock import format_utc
 from radian.arc.errors import ArcError, NotFoundError
 from radian.arc.serve import access
-from radian.arc.serve.fleet import Fleet, FleetState
+from radian.arc.serve.fleet import WAITING_SHOWN, Fleet, FleetState
 from radian.arc.states import State
 
 HERE = Path(__file__).parent
@@ -38,6 +38,8 @@ templates.env.globals.update(
     no_failures=texts.SERVE_NO_FAILURES,
     nobody_waits=texts.SERVE_NOBODY_WAITS,
     state_names=[str(state) for state in State],
+    waiting_shown=WAITING_SHOWN,
+    more_waiting=texts.serve_more_waiting,
 )
 templates.env.filters.update(
     usd=lambda value: "-" if value is None else f"${value:.2f}",

@@ -36,6 +36,7 @@ TAIL_BYTES = 8192  # read from the end of a running attempt's worker.log
 TAIL_LINES = 20  # of which the last lines are shown
 TAIL_WIDTH = 400  # a longer line is cut
 FAILURES_SHOWN = 20  # the newest
+WAITING_SHOWN = 50  # on the page; the API lists them all
 STALE_SECS = 10.0  # read again after this long even when nothing changed (elapsed times)
 # The states of a task whose last attempt failed: finished for good, or waiting to retry.
 FAILURE_STATES = frozenset(
@@ -152,8 +153,8 @@ def output_tail(log: Path) -> tuple[str | None, list[str]]:
     """When `log` last grew (UTC) and its last lines; (None, []) when there is none yet."""
     try:
         with log.open("rb") as stream:
-            size = os.fstat(stream.fileno()).st_size
-            modified = os.fstat(stream.fileno()).st_mtime
+            found = os.fstat(stream.fileno())
+            size, modified = found.st_size, found.st_mtime
             stream.seek(max(0, size - TAIL_BYTES))
             data = stream.read()
     except OSError:
