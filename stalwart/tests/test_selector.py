@@ -79,6 +79,31 @@ def test_a_docstring_word_alone_can_name_a_tool() -> None:
     assert steps("look up order 4411", SHOP) == [("get_order", {"order": 4411})]
 
 
+def _transfer(source: str, target: str, amount: Decimal) -> None:
+    """Move money from the source account to the target account."""
+
+
+def _reverse_transfer(source: str, target: str, amount: Decimal) -> None:
+    """Reverse an earlier transfer: the money goes back from the target to the source."""
+
+
+def test_a_tool_and_its_undo_do_not_tie() -> None:
+    # Both are named by "transfer", and the undo's docstring says it too: "transfer ..."
+    # tied, or read as the undo. A tool named for undoing needs its undoing word said.
+    tools = [
+        spec_from_function(_transfer, name="transfer", writes=True),
+        spec_from_function(_reverse_transfer, name="reverse_transfer", writes=True),
+    ]
+    args = {"source": "alice", "target": "bob", "amount": Decimal("25.00")}
+    assert steps("transfer 25.00 from source alice to target bob", tools) == [("transfer", args)]
+    assert steps("reverse the transfer 25.00 from source alice to target bob", tools) == [
+        ("reverse_transfer", args)
+    ]
+    assert unread("undo the transfer 25.00 from source alice to target bob", tools).reason == (
+        'it asks for the opposite of transfer: "undo"'
+    )
+
+
 # --- clauses ---
 
 
@@ -373,7 +398,33 @@ def test_every_token_is_a_span_of_the_turn() -> None:
 
 
 def test_a_comma_never_makes_an_english_decimal() -> None:
-    assert unread("charge order 4411 40,00", SHOP).reason == "charge_card has no argument for 40,00"
+    # The reason names the number and what is not understood, not the tool's arguments.
+    assert unread("charge order 4411 40,00", SHOP).reason == (
+        "40,00 is not read as a number: a comma only separates thousands, as in 1,250.00"
+    )
+
+
+def test_thousands_are_separated_by_commas_and_a_number_that_is_two_amounts_is_neither() -> None:
+    assert steps("charge order 4411 1,040.00", SHOP) == [
+        ("charge_card", {"order": 4411, "amount": 1040.0})
+    ]
+    assert steps("pay fine member 17 amount $1,003.50", LIBRARY) == [
+        ("pay_fine", {"member": 17, "amount": Decimal("1003.50")})
+    ]
+    assert steps("renew loan 1,000,000", LIBRARY) == [("renew_loan", {"loan": 1000000})]
+    assert steps("charge order 4411 0.125", SHOP) == [
+        ("charge_card", {"order": 4411, "amount": 0.125})
+    ]
+    # "1,250" is 1250 in English and 1.25 where a comma is the point; "1.250" the reverse.
+    assert unread("charge order 4411 1,250", SHOP).reason == (
+        "1,250 could be 1250 or 1.250, so it is read as neither"
+    )
+    assert unread("charge order 4411 1.250", SHOP).reason == (
+        "1.250 could be 1.250 or 1250, so it is read as neither"
+    )
+    assert unread("charge order 4,411 40.00", SHOP).reason == (
+        "4,411 could be 4411 or 4.411, so it is read as neither"
+    )
 
 
 def _note(text, pinned: bool = False):  # type: ignore[no-untyped-def]  # no hint: read as str

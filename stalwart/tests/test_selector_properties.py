@@ -34,7 +34,8 @@ TOOL_SETS: dict[str, list[ToolSpec]] = {
     "library": specs(library),
 }
 
-_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+# A number as the turn writes it: its thousands may be separated by commas ("1,250.00").
+_NUMBER = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[+-]?\d+(?:\.\d+)?")
 _WORD = re.compile(r"[^\W\d_]+")
 
 PROPERTY_SETTINGS = settings(
@@ -43,7 +44,7 @@ PROPERTY_SETTINGS = settings(
 
 
 def assert_every_value_is_in_the_turn(reading: Reading, turn: str) -> None:
-    numbers = _NUMBER.findall(turn)
+    numbers = [n.replace(",", "") for n in _NUMBER.findall(turn)]
     words = {w.lower() for w in _WORD.findall(turn)}
     for step in reading.steps:
         assert step.clause and step.clause in turn
@@ -54,7 +55,7 @@ def assert_every_value_is_in_the_turn(reading: Reading, turn: str) -> None:
             elif isinstance(value, str):
                 assert value in turn, where
             elif isinstance(value, Decimal):
-                assert str(value) in turn, where
+                assert any(Decimal(n) == value for n in numbers), where
             elif isinstance(value, int):
                 assert any("." not in n and int(n) == value for n in numbers), where
             elif isinstance(value, float):
@@ -97,7 +98,10 @@ _token = st.one_of(
     st.decimals(min_value=-9999, max_value=9999, places=2, allow_nan=False).map(str),
     _quoted_text.map(lambda text: f'"{text}"'),
     _quoted_text.map(lambda text: f"'{text}'"),
-    st.sampled_from(["B-12", "2026-12-01", "$40.00", "#4411", "40,00", "e-mail", "it's"]),
+    st.sampled_from(
+        ["B-12", "2026-12-01", "$40.00", "#4411", "40,00", "e-mail", "it's", "1,250.00"]
+        + ["1,250", "1.250", "1,000,000", "$1,250.50", "1.250,00"]
+    ),
 )
 _separator = st.sampled_from([" ", " ", " ", ", ", ",", "; ", "  "])
 

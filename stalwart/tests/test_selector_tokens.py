@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from decimal import Decimal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,13 +22,16 @@ from stalwart.selector.tokens import Kind, Token, tokenize
 
 pytestmark = pytest.mark.unit
 
-# A second grammar, writing decimals with a comma and "R$" before an amount: what the
-# English one read must not be what this one is given.
+# A second grammar, writing decimals with a comma, thousands with a point and "R$" before
+# an amount: what the English one read must not be what this one is given.
 COMMA = dataclasses.replace(
     ENGLISH,
-    decimal=re.compile(r"[+-]?[0-9]+,[0-9]+"),
+    integer=re.compile(r"[+-]?(?:[0-9]{1,3}(?:\.[0-9]{3})+|[0-9]+)"),
+    decimal=re.compile(r"[+-]?(?:[0-9]{1,3}(?:\.[0-9]{3})+|[0-9]+),[0-9]+"),
     number_marks="R$",
     decimal_point=",",
+    thousands_separator=".",
+    malformed_number=re.compile(r"[+-]?[0-9]+(?:[.,][0-9]+)+"),
 )
 
 
@@ -51,12 +55,17 @@ def reading_anew(clause: str, offset: int, grammar: Grammar) -> list[Token]:
             continue
         unmarked = stripped.lstrip(grammar.number_marks)
         at = start + len(stripped) - len(unmarked)
-        if grammar.decimal.fullmatch(unmarked):
+        ambiguous, malformed = grammar.ambiguous_number, grammar.malformed_number
+        if ambiguous is not None and ambiguous.fullmatch(unmarked):
+            found.append(Token(Kind.UNCLEAR, unmarked, at, unmarked.lower()))
+        elif grammar.decimal.fullmatch(unmarked):
             limits.check_number(unmarked)
             found.append(Token(Kind.DECIMAL, unmarked, at, unmarked.lower()))
         elif grammar.integer.fullmatch(unmarked):
             limits.check_number(unmarked)
             found.append(Token(Kind.INTEGER, unmarked, at, unmarked.lower()))
+        elif malformed is not None and malformed.fullmatch(unmarked):
+            found.append(Token(Kind.UNCLEAR, unmarked, at, unmarked.lower()))
         else:
             found.append(Token(Kind.OTHER, stripped, start, stripped.lower()))
     return found
@@ -66,7 +75,8 @@ def reading_anew(clause: str, offset: int, grammar: Grammar) -> list[Token]:
 PIECES = st.sampled_from(
     ["charge", "Order", "crm", "it's", "check-in", "B-12", "2026-12-01", "4411", "40.00",
      "40,00", "#4411", "$40.00", "R$40,00", "(4411)", "[crm]", "order,", "40.", "40,",
-     "end.", "...", "(", "'x'", '"a b"', "ação", "-3", "+7", "1e5", "x1"]
+     "end.", "...", "(", "'x'", '"a b"', "ação", "-3", "+7", "1e5", "x1", "1,250.00",
+     "1.250,00", "1,250", "1.250", "0.125", "12,5", "1,250,000", "$1,250.50"]
 )  # fmt: skip
 CLAUSES = st.lists(
     st.tuples(PIECES | st.text("ab1.,;:!?()[]#$-'\" ", max_size=6), st.sampled_from([" ", "  "])),
@@ -89,9 +99,23 @@ def test_a_chunk_is_read_by_the_grammar_it_was_read_with() -> None:
     # "40,00" is a decimal written with a comma and no number in English: kept apart.
     english = tokenize("pay 40,00", 0, ENGLISH)
     comma = tokenize("pay 40,00", 0, COMMA)
-    assert english[-1].kind is Kind.OTHER
+    assert english[-1].kind is Kind.UNCLEAR
     assert comma[-1].kind is Kind.DECIMAL
-    assert tokenize("pay 40,00", 0, ENGLISH)[-1].kind is Kind.OTHER
+    assert tokenize("pay 40,00", 0, ENGLISH)[-1].kind is Kind.UNCLEAR
+    # "1,250.00" is 1250.00 in English; "1.250,00" is in the comma grammar; each is no
+    # number in the other.
+    assert [t.kind for t in tokenize("1,250.00 1.250,00", 0, ENGLISH)] == [
+        Kind.DECIMAL,
+        Kind.UNCLEAR,
+    ]
+    assert [t.kind for t in tokenize("1,250.00 1.250,00", 0, COMMA)] == [
+        Kind.UNCLEAR,
+        Kind.DECIMAL,
+    ]
+    assert (ENGLISH.number("1,250.00"), COMMA.number("1.250,00")) == (
+        Decimal("1250.00"),
+        Decimal("1250.00"),
+    )
 
 
 def test_a_refused_number_is_refused_every_time() -> None:

@@ -46,11 +46,11 @@ def convert(token: Token, kind: Any, grammar: Grammar) -> Any:
     if kind is bool:
         return token.lower in grammar.true_words
     if kind is int:
-        return int(token.text)
+        return int(grammar.plain_number(token.text))
     if kind is float:
-        return float(token.text)
+        return float(grammar.plain_number(token.text))
     if kind is Decimal:
-        return Decimal(token.text)
+        return Decimal(grammar.plain_number(token.text))
     return token.text
 
 

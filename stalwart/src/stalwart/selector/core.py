@@ -62,6 +62,11 @@ Reading one clause
    - docstring words: how many distinct stems of the docstring's first paragraph the
      clause says.
 
+   A tool whose name has an undoing word ("reverse" of ``reverse_transfer``, see
+   `english.py`'s reversers) is a reading only of a clause that says that word: so
+   "transfer 25.00 ..." reaches ``transfer`` and never ties with its undo, and "reverse
+   the transfer ..." reaches ``reverse_transfer``.
+
    So "charge" picks ``charge_card`` over a refund whose docstring mentions a charge,
    and "cancel booking B-12" reads as ``cancel_booking(booking='B-12')`` rather than as
    a tool named ``book_room``. Words a tool reads as its own argument names or values
@@ -95,6 +100,8 @@ from stalwart.texts import (
     clause_not_a_request,
     clause_opposite,
     no_argument_for,
+    number_not_read,
+    number_two_ways,
     number_with_a_word,
     tools_match_equally,
 )
@@ -104,7 +111,7 @@ from .binding import Binding, Clause, bind, convert
 from .grammar import Grammar, Mood
 from .memo import MemoEntry, Shape, ShapeMemo, shape_of
 from .mood import for_tool, mood_of, qualifier_of
-from .tokens import Token, split_clauses, tokenize
+from .tokens import Kind, Token, split_clauses, tokenize
 from .vocabulary import ToolWords, vocabulary_memo
 
 # --- the turn's results ---
@@ -223,11 +230,16 @@ def read_tokens(
     is not bound at all: it could not be the reading nor tie with it. The result is the
     one reading every tool gives; only the work is less.
     """
+    for token in tokens:
+        if token.kind is Kind.UNCLEAR:
+            return _unclear_number(token.text, grammar)
     cut = Clause.of(tokens, grammar)
+    said = cut.all_said
     hopeful = [
         (_ceiling(tool, cut), order, tool)
         for order, tool in enumerate(tools)
-        if not tool.stems.isdisjoint(cut.all_said)  # else no word of the clause names it
+        # else no word of the clause names it, or it does not say the tool's undoing word
+        if not tool.stems.isdisjoint(said) and tool.must_say <= said
     ]
     hopeful.sort(key=lambda entry: (entry[0], -entry[1]), reverse=True)
     bindings: dict[Hashable, Binding] = {}
@@ -263,6 +275,14 @@ def read_tokens(
     if qualifier is not None:
         return no_argument_for(f'"{qualifier}"', name)
     return chosen
+
+
+def _unclear_number(text: str, grammar: Grammar) -> str:
+    """Why digits and marks are read as no number: two amounts, or none."""
+    if grammar.ambiguous_number is not None and grammar.ambiguous_number.fullmatch(text):
+        first, second = grammar.number_readings(text)
+        return number_two_ways(text, first, second)
+    return number_not_read(text, grammar.number_hint)
 
 
 def _ceiling(tool: ToolWords, clause: Clause) -> tuple[int, int, int]:

@@ -52,9 +52,12 @@ Stemmer
 
 Number forms
     An integer is digits with an optional sign (``4411``, ``-3``); a decimal is digits,
-    a point and digits (``40.00``). ``#``, ``$``, ``€`` or ``£`` may stand before a
-    number ("order #4411", "$40.00") and is not part of it. A comma never makes a
-    decimal ("40,00" is not an English number), and thousands separators are not read.
+    a point and digits (``40.00``). A comma may separate thousands ("1,250.00",
+    "1,250,000"). ``#``, ``$``, ``€`` or ``£`` may stand before a number ("order #4411",
+    "$40.00") and is not part of it, nor is a currency word after it ("25.00 USD"). A
+    comma never makes a decimal: "40,00" is not read, and says why. A number that is two
+    amounts is read as neither: "1,250" (1250 here, 1.25 where a comma is the decimal
+    point) and "1.250" (1.25 here, 1250 there); "1,250.00" and "0.125" are one each.
 
 Yes and no
     A ``bool`` parameter takes ``yes``/``true``/``on`` or ``no``/``false``/``off``
@@ -288,6 +291,9 @@ MOODS = Moods(
     qualifiers=QUALIFIERS,
 )
 
+# Digits, or groups of three after the first with a comma between ("1,250,000").
+_WHOLE = r"[+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)"
+
 GRAMMAR = Grammar(
     language="english",
     clause_separator=CLAUSE_SEPARATOR,
@@ -296,9 +302,17 @@ GRAMMAR = Grammar(
     false_words=frozenset({"no", "false", "off"}),
     # ASCII digits only: "４４１１" (fullwidth) or "٤٤" (Arabic-Indic) is no number, so a
     # value a person reads as 4411 is never run as one unless it is written as one.
-    integer=re.compile(r"[+-]?[0-9]+"),
-    decimal=re.compile(r"[+-]?[0-9]+\.[0-9]+"),
+    integer=re.compile(_WHOLE),
+    decimal=re.compile(rf"{_WHOLE}\.[0-9]+"),
     number_marks="#$€£",
+    thousands_separator=",",
+    # "1,250" (one group, no point) is 1250 here and 1.25 where a comma is the point;
+    # "1.250" is 1.25 here and 1250 there. "0.125" and "1,250.00" are one amount each.
+    ambiguous_number=re.compile(r"[+-]?[1-9][0-9]{0,2}[,.][0-9]{3}"),
+    # Digits with a comma that are no number here: "40,00", "1.250,00" (a version or an
+    # address, "1.2.3", "10.0.0.1", has no comma and stays a value).
+    malformed_number=re.compile(r"[+-]?[0-9]+(?:[.,][0-9]+)*,[0-9]+(?:[.,][0-9]+)*"),
+    number_hint="a comma only separates thousands, as in 1,250.00",
     moods=MOODS,
     currency_words=_CURRENCY_WORDS,
 )

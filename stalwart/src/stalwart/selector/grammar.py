@@ -137,6 +137,13 @@ class Grammar:
     decimal: re.Pattern[str]
     number_marks: str = ""  # characters allowed before a number and not part of it
     decimal_point: str = "."  # how `decimal` writes the point ("40,00" in Portuguese)
+    thousands_separator: str = ""  # between groups of three digits ("1,250.00"), if any
+    # A number written so that it is two amounts ("1,250": 1250 here, 1.25 where a comma
+    # is the decimal point) is read as neither; the two are `number_readings`.
+    ambiguous_number: re.Pattern[str] | None = None
+    # Digits and marks that look like a number and are none here ("40,00" in English).
+    malformed_number: re.Pattern[str] | None = None
+    number_hint: str = ""  # how this language writes a number, said when one is malformed
     # What makes a clause no plain request: never a step (`mood.py`).
     moods: Moods = field(default_factory=Moods)
     # Words that may follow an amount and say nothing more of it ("25.00 USD", "40 dollars").
@@ -153,11 +160,29 @@ class Grammar:
 
     def number(self, text: str) -> Decimal | None:
         """The value of a number as this language writes it, or None if `text` is none."""
-        if self.integer.fullmatch(text):
-            return Decimal(text)
-        if self.decimal.fullmatch(text):
-            return Decimal(text.replace(self.decimal_point, "."))
+        if self.ambiguous_number is not None and self.ambiguous_number.fullmatch(text):
+            return None
+        if self.integer.fullmatch(text) or self.decimal.fullmatch(text):
+            return Decimal(self.plain_number(text))
         return None
+
+    def plain_number(self, text: str) -> str:
+        """A number of this language as Python writes it: "1,250.00" is "1250.00"."""
+        separator, point = self.thousands_separator, self.decimal_point
+        if (not separator or separator not in text) and point == ".":
+            return text  # most numbers: as written
+        if point in text and self.decimal.fullmatch(text):
+            whole, _, part = text.rpartition(point)
+            return f"{whole.replace(separator, '') if separator else whole}.{part}"
+        return text.replace(separator, "") if separator else text
+
+    def number_readings(self, text: str) -> tuple[str, str]:
+        """The two amounts an ambiguous number could be: this language's, then the other's
+        ("1,250": 1250 or 1.250; "1.250": 1.250 or 1250)."""
+        separator = next(mark for mark in ",." if mark in text)
+        whole, _, part = text.partition(separator)
+        joined, pointed = whole + part, f"{whole}.{part}"
+        return (joined, pointed) if separator == self.thousands_separator else (pointed, joined)
 
 
 @functools.lru_cache(maxsize=8192)

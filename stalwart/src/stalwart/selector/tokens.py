@@ -23,6 +23,9 @@ class Kind(Enum):
     DECIMAL = "decimal"
     QUOTED = "quoted"
     OTHER = "other"  # a token with digits or signs that is no number: 2026-12-01, B-12
+    # digits and marks the grammar does not read as one number: "1,250" (two amounts),
+    # "40,00" in English (no number); a clause saying one is not read (`core.py`)
+    UNCLEAR = "unclear"
 
     # Hashed by identity, in C: a clause's shape (`memo.py`) is a key of its tokens' kinds,
     # and Enum's own hash is a Python call per token. Members are singletons, compared by
@@ -168,12 +171,17 @@ def _read_chunk(text: str, grammar: Grammar) -> _Read:
         return (Kind.WORD, stripped, start, stripped.lower())
     unmarked = stripped.lstrip(grammar.number_marks)
     at = start + len(stripped) - len(unmarked)
+    ambiguous, malformed = grammar.ambiguous_number, grammar.malformed_number
+    if ambiguous is not None and ambiguous.fullmatch(unmarked):
+        return (Kind.UNCLEAR, unmarked, at, unmarked.lower())  # two amounts: neither
     if grammar.decimal.fullmatch(unmarked):
         limits.check_number(unmarked)  # before Decimal() or int() ever sees it
         return (Kind.DECIMAL, unmarked, at, unmarked.lower())
     if grammar.integer.fullmatch(unmarked):
         limits.check_number(unmarked)
         return (Kind.INTEGER, unmarked, at, unmarked.lower())
+    if malformed is not None and malformed.fullmatch(unmarked):
+        return (Kind.UNCLEAR, unmarked, at, unmarked.lower())  # digits, but no number
     return (Kind.OTHER, stripped, start, stripped.lower())
 
 

@@ -60,6 +60,10 @@ class ToolWords:
     # Its name's words as written, lower-case: "charge", "card" (a word of the name said
     # as the name writes it is never a reverser or a past form: ``feed_cat``'s "feed").
     name_words: frozenset[str]
+    # The stems of its name's words that ask for an undoing ("reverse" of
+    # reverse_transfer): a clause that says none of them does not name the tool, so a
+    # tool and its undo never tie, nor is the undo read from "transfer ..." (`core.py`).
+    must_say: frozenset[str]
 
     @staticmethod
     def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
@@ -78,6 +82,7 @@ class ToolWords:
             signature=_signature(spec, params),
             phrases=_mood_phrases([spec.name, *(p.name for p in params)], grammar),
             name_words=frozenset(_name_parts(spec.name)),
+            must_say=_undoing_stems(spec.name, grammar),
             stems=name_stems | doc_stems,
         )
 
@@ -94,6 +99,11 @@ def _signature(spec: ToolSpec, params: tuple[ParamWords, ...]) -> Hashable:
     except TypeError:  # a hint that cannot be hashed: the tool shares its binding with none
         return ("tool", id(spec))
     return signature
+
+
+def _undoing_stems(name: str, grammar: Grammar) -> frozenset[str]:
+    reversers = {phrase for phrase in grammar.moods.reversers if " " not in phrase}
+    return frozenset(grammar.stem(word) for word in _name_parts(name) if word in reversers)
 
 
 def _mood_phrases(names: Sequence[str], grammar: Grammar) -> tuple[Phrase, ...]:

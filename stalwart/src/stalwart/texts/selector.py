@@ -46,6 +46,16 @@ def number_with_a_word(number: str, word: str, tool: str) -> str:
     return f"{tool} has no argument for {number} {word}"
 
 
+def number_two_ways(number: str, first: str, second: str) -> str:
+    """A number two languages write differently ("1,250"): read as neither."""
+    return f"{number} could be {first} or {second}, so it is read as neither"
+
+
+def number_not_read(number: str, hint: str) -> str:
+    """Digits and marks that are no number as the turn's language writes them ("40,00")."""
+    return f"{number} is not read as a number: {hint}" if hint else f"{number} is not a number"
+
+
 # --- a clause that is no plain request (selector/mood.py): never a step ---
 
 # Each reason is followed by the words of the clause that set its mood, as written:
