@@ -248,7 +248,8 @@ def test_the_atomic_run_sentence_shows_only_where_another_write_would_be_undone(
             assert _ends(before, f"Run ring_bell(order={order})?\n{IRREVERSIBLE}\n"), before
             chat.send("a")
         done = chat.expect("you> ")
-        assert "ring_bell returned" in done
+        # two calls of one tool: the reply names each by what tells them apart (issue 28)
+        assert "ring_bell(order=1) returned" in done and "ring_bell(order=2) returned" in done
         # An earlier write that a failure would undo: the sentence says so.
         chat.send("paint the fence for order 4, then ring the bell for order 4\n")
         before = chat.expect(KEYS)
