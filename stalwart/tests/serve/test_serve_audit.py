@@ -198,3 +198,35 @@ def test_stalwart_chat_asks_why_after_skip_and_records_it(served: Served) -> Non
         ("approve", None, "carol"),
         ("cancel all", "no such charge wanted", "carol"),
     ]
+
+
+def test_the_inbox_items_filter_by_kind_and_state_newest_first(served: Served) -> None:
+    clock = served.clock
+    headers = sign_in(served.client, "alice")
+    first = post(served, "/api/sessions", headers)["session"]
+    reply = post(
+        served, f"/api/sessions/{first}/turns", headers, text="ship the parcel for order 3"
+    )
+    clock.advance(10)
+    answer(served, headers, first, reply, "approve")  # lost: an outcome question
+    clock.advance(10)
+    second = post(served, "/api/sessions", headers)["session"]
+    named = post(served, f"/api/sessions/{second}/title", headers, title="Mrs Reis")
+    assert (named["title"], named["named"]) == ("Mrs Reis", True)
+    post(served, f"/api/sessions/{second}/turns", headers, text=FIRST_ORDER)
+    items = served.client.get("/api/inbox/items").json()
+    assert [(i["kind"], i["title"], i["at"]) for i in items] == [
+        ("confirm", "Mrs Reis", iso(START + 20)),
+        ("outcome", "ship the parcel for order 3", iso(START + 10)),
+    ]
+    assert items[0]["answers"] == ["approve", "skip", "cancel all"]
+    outcome = served.client.get("/api/inbox/items?kind=outcome").json()
+    assert [i["session"] for i in outcome] == [first]
+    assert [s["session"] for s in served.client.get("/api/inbox?kind=outcome").json()] == [first]
+    answered = served.client.get("/api/inbox/items?state=answered").json()
+    assert [(i["answer"], i["by"], i["at"]) for i in answered] == [
+        ("approve", "alice", iso(START + 10))
+    ]
+    assert len(served.client.get("/api/inbox/items?state=all").json()) == 3
+    refused = served.client.get("/api/inbox/items?kind=urgent")
+    assert (refused.status_code, refused.json()["code"]) == (422, "input_refused")

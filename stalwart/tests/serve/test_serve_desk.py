@@ -24,6 +24,7 @@ expect.set_options(timeout=20_000)
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+PROVISION = re.compile(r"^Run provision_account\(order=4411\)\? ")
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
 
 
@@ -138,3 +139,70 @@ def test_a_session_is_called_by_its_first_turn_or_the_name_its_person_gives(
     page.goto(f"{live.url}/")
     expect(page.locator("ul.sessions a")).to_have_text(["Order 4411 for Mrs Reis"])
     assert "alice~s-named" not in page.locator("ul.sessions").inner_text()
+
+
+def test_the_inbox_lists_what_waits_newest_first_filters_it_and_answers_a_confirmation(
+    browser: Any, live: Live, desk: Desk
+) -> None:
+    page = person(browser, live, "alice")
+    send(page, live, "alice~s-ship", "ship the parcel for order 3")
+    click_answer(page, "approve")  # its answer is lost: an outcome question
+    expect(page.locator("#question.outcome")).to_have_count(1)
+    send(page, live, "alice~s-order", FIRST_ORDER)  # then a confirmation, newer
+    expect(page.locator("#question.confirm")).to_have_count(1)
+    page.goto(f"{live.url}/inbox")
+    items = page.locator(".inbox li.waiting")
+    expect(items).to_have_count(2)
+    expect(items.locator(".kind")).to_have_text(["confirm", "outcome"])  # newest first
+    expect(items.nth(0).locator(".head a")).to_have_text(FIRST_ORDER[:59] + "…")
+    expect(items.nth(1).locator(".head a")).to_have_text("ship the parcel for order 3")
+    expect(items.nth(0).locator(".what")).to_have_text("Run charge_card(order=4411, amount=40.0)?")
+    expect(items.nth(0).locator("time")).to_have_attribute("datetime", ISO_UTC)
+    expect(items.nth(1).locator("button")).to_have_count(0)  # an outcome: on its page only
+    page.screenshot(path=artefact("inbox-desktop"), full_page=True)
+    page.select_option("#filter-kind", "outcome")
+    page.click("#filter")
+    expect(items).to_have_count(1)
+    expect(items.locator(".kind")).to_have_text(["outcome"])
+    page.select_option("#filter-kind", "confirm")
+    page.click("#filter")
+    expect(items).to_have_count(1)
+    # answered from the inbox: bound to that question, and the next one shows, live
+    items.nth(0).locator('button[value="approve"]').click()
+    expect(items.locator(".what")).to_have_text(["Run update_crm(order=4411)?"])
+    assert desk.module.CALLS == ["ship_parcel", "charge_card"]
+    items.nth(0).locator("input[name=reason]").fill("not today")
+    items.nth(0).locator('button[value="skip"]').click()
+    expect(items.locator(".what")).to_have_text([PROVISION])
+    page.select_option("#filter-state", "answered")
+    page.click("#filter")
+    answered = page.locator(".inbox li.answered")
+    expect(answered).to_have_count(3)
+    expect(answered.locator(".given")).to_have_text(
+        ["skip by alice · reason: not today", "approve by alice", "approve by alice"]
+    )
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=artefact("inbox-phone"), full_page=True)
+
+
+def test_an_inbox_button_answers_only_its_own_question(
+    browser: Any, live: Live, desk: Desk
+) -> None:
+    page = person(browser, live, "alice", java_script_enabled=False)
+    send(page, live, "alice~s-bound", FIRST_ORDER)
+    page.goto(f"{live.url}/inbox")
+    stale = page.locator('.inbox li.waiting button[value="approve"]')
+    other = page.context.new_page()  # the session's own page answers first
+    other.goto(f"{live.url}/s/alice~s-bound")
+    other.locator('#question button[value="approve"]').click()
+    expect(other.locator("#question .asked")).to_have_text("Run update_crm(order=4411)?")
+    stale.click()
+    expect(page.locator(".error")).to_contain_text(
+        "That button answers a question that no longer waits"
+    )
+    assert desk.module.CALLS == ["charge_card"]  # update_crm was never approved by it
+    page.goto(f"{live.url}/inbox")
+    page.locator('.inbox li.waiting button[value="approve"]').click()  # no script: a POST
+    expect(page.locator("h1")).to_have_text("Inbox")  # back to the inbox
+    expect(page.locator(".inbox li.waiting .what")).to_have_text(PROVISION)
+    assert desk.module.CALLS == ["charge_card", "update_crm"]

@@ -149,6 +149,7 @@ ROUTES: list[tuple[str, str, Call, bool]] = [
     ("get", "/api/sessions/{session}",
      lambda w: w.alice.get(f"/api/sessions/{w.sessions['two']}"), True),
     ("get", "/api/inbox", lambda w: w.alice.get("/api/inbox"), True),
+    ("get", "/api/inbox/items", lambda w: w.alice.get("/api/inbox/items?state=all"), False),
     ("post", "/api/sessions/{session}/answers", _answer, True),
     ("get", "/api/sessions/{session}/record",
      lambda w: w.alice.get(f"/api/sessions/{w.sessions['two']}/record"), True),

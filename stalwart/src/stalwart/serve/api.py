@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from ..errors import NotSignedIn
+from ..errors import InputRefused, NotSignedIn
 from ..texts import serve as texts
 from .auth import OPERATOR_COOKIE, USER_COOKIE, CookieLogin
 from .schemas import (
@@ -19,6 +19,7 @@ from .schemas import (
     AnswerOut,
     CallOut,
     ErrorOut,
+    InboxItemOut,
     LoginIn,
     MeOut,
     MessageOut,
@@ -33,7 +34,7 @@ from .schemas import (
     TurnIn,
     iso,
 )
-from .views import inbox, sessions_of
+from .views import KINDS, STATES, inbox, inbox_items, sessions_of
 from .web import (
     check_csrf,
     check_operator_csrf,
@@ -166,13 +167,32 @@ def get_memory(session: str, request: Request) -> list[MessageOut]:
 
 
 @router.get("/inbox", response_model=list[SessionOut], tags=["sessions"])
-def get_inbox(request: Request) -> list[SessionOut]:
+def get_inbox(request: Request, kind: str | None = None) -> list[SessionOut]:
+    """Your sessions waiting for an answer, newest question first; `kind`: of that kind only
+    (confirm, outcome, undo)."""
     user = require_user(request)
     svc = service(request)
     return [
         SessionOut.of(s, progress=svc.progress(s.session), busy=svc.busy(s.session))
         for s in inbox(svc.agent, user)
+        if kind is None or (s.question is not None and s.question.kind == kind)
     ]
+
+
+@router.get("/inbox/items", response_model=list[InboxItemOut], tags=["sessions"])
+def get_inbox_items(
+    request: Request, kind: str | None = None, state: str = "waiting"
+) -> list[InboxItemOut]:
+    """The inbox as its page lists it: each question waiting (`state=waiting`), answered
+    (`answered`) or both (`all`), of one `kind` or every kind, newest first."""
+    user = require_user(request)
+    if kind is not None and kind not in KINDS:
+        raise InputRefused(texts.inbox_filter("kind", kind, KINDS))
+    if state not in (*STATES, "all"):
+        raise InputRefused(texts.inbox_filter("state", state, (*STATES, "all")))
+    found = inbox_items(service(request).agent, user, kind=kind,
+                        state=None if state == "all" else state)  # fmt: skip
+    return [InboxItemOut.of(item) for item in found]
 
 
 # --- the operator ---

@@ -25,7 +25,7 @@ from ..errors import NotSignedIn
 from ..replies import Reply
 from ..texts import serve as texts
 from .auth import OPERATOR_COOKIE, USER_COOKIE, CookieLogin
-from .views import Snapshot, inbox, sessions_of
+from .views import KINDS, STATES, Snapshot, inbox_items, sessions_of
 from .web import (
     check_csrf,
     check_operator_csrf,
@@ -61,6 +61,11 @@ templates.env.globals.update(
     answer_reason=texts.answer_reason,
     reason_label=texts.REASON_LABEL,
     raw_reply=texts.RAW_REPLY,
+    inbox_kinds=texts.INBOX_KINDS,
+    inbox_states=texts.INBOX_STATES,
+    all_kinds=texts.INBOX_ALL_KINDS,
+    inbox_open=texts.INBOX_OPEN,
+    nothing_answered=texts.INBOX_NOTHING_ANSWERED,
     rename_label=texts.RENAME,
     title_label=texts.TITLE_LABEL,
     rename_button=texts.RENAME_BUTTON,
@@ -161,7 +166,8 @@ def logout(request: Request, csrf: str = Form("")) -> Response:
 def home(request: Request) -> Response:
     user = require_user(request)
     agent = service(request).agent
-    return page(request, "home.html", sessions=sessions_of(agent, user), waiting=inbox(agent, user))
+    return page(request, "home.html", sessions=sessions_of(agent, user), state="waiting",
+                items=inbox_items(agent, user))  # fmt: skip
 
 
 @router.post("/new")
@@ -172,10 +178,18 @@ def new(request: Request, csrf: str = Form("")) -> Response:
     return RedirectResponse(f"/s/{quote(session, safe='')}", status_code=303)
 
 
+def _filters(kind: str, state: str) -> tuple[str | None, str]:
+    """The inbox's filters as given, an unknown one read as none."""
+    return (kind if kind in KINDS else None), (state if state in (*STATES, "all") else "waiting")
+
+
 @router.get("/inbox")
-def inbox_page(request: Request) -> Response:
+def inbox_page(request: Request, kind: str = "", state: str = "waiting") -> Response:
     user = require_user(request)
-    return page(request, "inbox.html", waiting=inbox(service(request).agent, user))
+    chosen, shown = _filters(kind, state)
+    items = inbox_items(service(request).agent, user, kind=chosen,
+                        state=None if shown == "all" else shown)  # fmt: skip
+    return page(request, "inbox.html", items=items, kind=chosen, state=shown)
 
 
 @router.get("/s/{session}")
@@ -204,11 +218,13 @@ async def answer(
     answer: str = Form(""),
     csrf: str = Form(""),
     reason: str = Form(""),
+    back: str = Form(""),
 ) -> Response:
     user = require_user(request)
     check_csrf(request, user, csrf)
     await finished(service(request).answer(user, session, question_id, answer, reason or None))
-    return _after_post(request, f"/s/{session}")
+    # Answered from the inbox: back to it (only there: never a redirect a form names freely).
+    return _after_post(request, "/inbox" if back == "/inbox" else f"/s/{session}")
 
 
 @router.post("/s/{session}/title")
@@ -262,10 +278,17 @@ def session_events(request: Request, session: str, tab: str = "chat") -> Respons
 
 
 @router.get("/inbox/events")
-def inbox_events(request: Request) -> Response:
+def inbox_events(request: Request, kind: str = "", state: str = "waiting") -> Response:
     user = require_user(request)
     agent = service(request).agent
-    return _events(request, lambda: render(request, "_inbox.html", waiting=inbox(agent, user)))
+    chosen, shown = _filters(kind, state)
+    csrf = csrf_token(request, user)
+
+    def draw() -> str:
+        items = inbox_items(agent, user, kind=chosen, state=None if shown == "all" else shown)
+        return render(request, "_inbox.html", items=items, state=shown, csrf=csrf)
+
+    return _events(request, draw)
 
 
 # --- the operator ---

@@ -17,7 +17,7 @@ from ..record.memory import Message
 from ..record.schema import as_recorded
 from ..replies import Reply, Waiting
 from .questions import question_id
-from .views import Snapshot
+from .views import InboxItem, Snapshot
 
 
 def exact(value: Any) -> Any:
@@ -230,6 +230,27 @@ class AnswerOut(BaseModel):
             reason=given.reason,
             call=given.call,
         )
+
+
+class InboxItemOut(BaseModel):
+    """A line of the inbox: a question waiting for you, or one you answered."""
+
+    session: str
+    title: str
+    kind: str = Field(description="confirm, outcome or undo (a stuck undo)")
+    state: str = Field(description="waiting or answered")
+    text: str
+    question_id: str
+    at: str = Field(description=f"When it was asked (waiting) or answered: {ISO}")
+    answers: list[str]
+    irreversible: bool
+    answer: str | None
+    by: str | None
+    reason: str | None
+
+    @classmethod
+    def of(cls, item: InboxItem) -> InboxItemOut:
+        return cls(**{**vars(item), "at": iso(item.at) or "", "answers": list(item.answers)})
 
 
 class CallOut(BaseModel):

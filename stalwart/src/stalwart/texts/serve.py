@@ -108,6 +108,20 @@ def done_readable(outcomes: Sequence[tuple[str, object, str, bool]]) -> str:
     return "Done: " + "; ".join(parts) + "."
 
 
+# --- the inbox ---
+
+# What each kind of question is called in the inbox, and each filter of it.
+INBOX_KINDS = {"confirm": "confirm", "outcome": "outcome", "undo": "stuck undo"}
+INBOX_STATES = {"waiting": "waiting", "answered": "answered", "all": "all"}
+INBOX_ALL_KINDS = "every kind"
+INBOX_OPEN = "Open the session to answer it"
+INBOX_NOTHING_ANSWERED = "Nothing answered yet."
+
+
+def inbox_filter(what: str, given: str, known: Sequence[str]) -> str:
+    return f"{given!r} is no {what} of the inbox; the {what}s are: {', '.join(known)}."
+
+
 # --- progress, live while a run advances ---
 
 CALL_TRIES = 3  # a read or a retry-safe write: the first try and two more (chapter 34)
