@@ -230,3 +230,26 @@ def test_the_inbox_items_filter_by_kind_and_state_newest_first(served: Served) -
     assert len(served.client.get("/api/inbox/items?state=all").json()) == 3
     refused = served.client.get("/api/inbox/items?kind=urgent")
     assert (refused.status_code, refused.json()["code"]) == (422, "input_refused")
+
+
+def test_the_outcome_question_gives_the_key_and_when_it_was_sent_in_the_api_and_chat(
+    served: Served,
+) -> None:
+    headers = sign_in(served.client, "alice")
+    session = post(served, "/api/sessions", headers)["session"]
+    reply = post(
+        served, f"/api/sessions/{session}/turns", headers, text="ship the parcel for order 3"
+    )
+    served.clock.advance(5)
+    sent = served.clock.now()
+    answer(served, headers, session, reply, "approve")
+    question = served.client.get(f"/api/sessions/{session}").json()["question"]
+    (call,) = served.client.get(f"/api/sessions/{session}/record").json()
+    assert question["kind"] == "outcome"
+    assert (question["key"], question["sent_at"], question["tries"]) == (call["key"], iso(sent), 1)
+    written: list[str] = []
+    lines = iter([""])
+    chat(served.service.agent, "alice", session.split("~", 1)[1], read_line=lambda _: next(lines),
+         read_key=lambda: "\x04", write=written.append)  # fmt: skip
+    stamp = datetime.datetime.fromtimestamp(sent, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    assert f"  key {call['key']}; sent {stamp} UTC; 1 try" in written

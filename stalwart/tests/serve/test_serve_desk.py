@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from stalwart import texts
+from stalwart.serve.pages import anchor
 
 from .browser_support import Live, artefact
 from .serve_support import FIRST_ORDER, PASSWORDS, Desk
@@ -206,3 +207,28 @@ def test_an_inbox_button_answers_only_its_own_question(
     expect(page.locator("h1")).to_have_text("Inbox")  # back to the inbox
     expect(page.locator(".inbox li.waiting .what")).to_have_text(PROVISION)
     assert desk.module.CALLS == ["charge_card", "update_crm"]
+
+
+def test_the_outcome_question_shows_what_to_check_and_links_to_the_call(
+    browser: Any, live: Live
+) -> None:
+    page = person(browser, live, "alice")
+    send(page, live, "alice~s-doubt", "ship the parcel for order 3")
+    click_answer(page, "approve")
+    question = page.locator("#question.outcome")
+    expect(question.locator(".asked")).to_have_text(
+        "Did ship_parcel take effect? The call was sent and no answer came back."
+    )
+    (call,) = live.service.agent.record("alice", session="s-doubt")
+    assert call.key
+    evidence = question.locator(".evidence")
+    expect(evidence.locator("code.key")).to_have_text(call.key)
+    expect(evidence.locator("time")).to_have_attribute("datetime", ISO_UTC)
+    expect(question.locator("table.args")).to_contain_text("order")
+    page.screenshot(path=artefact("outcome-desktop"), full_page=True)
+    evidence.locator("a.record-link").click()
+    row = page.locator(f"#{anchor(call.call_id)}")
+    expect(row).to_contain_text("ship_parcel(order=3)")
+    expect(row).to_contain_text("in_doubt")
+    assert page.url.endswith(f"?tab=record#{anchor(call.call_id)}")
+    expect(row).to_have_class(re.compile(r"\btargeted\b"))  # marked, and kept so when redrawn

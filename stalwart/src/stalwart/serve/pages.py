@@ -8,6 +8,7 @@ works, and the event streams replace the panel as the record moves.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -55,12 +56,24 @@ def when(moment: float | None, *, relative: bool = False, short: bool = False) -
     return Markup(f'<time datetime="{escape(at.isoformat())}"{kind}>{escape(shown)}</time>')
 
 
+def anchor(call_id: str) -> str:
+    """A call's row's id in the record tab: its id with only letters, digits and dashes
+    (unique on a page: one session's calls differ in their run and step)."""
+    return "call-" + re.sub(r"[^A-Za-z0-9_-]", "-", call_id)
+
+
 templates.env.globals.update(
+    anchor=anchor,
     when=when,
     answered_by=texts.answered_by,
     answer_reason=texts.answer_reason,
     reason_label=texts.REASON_LABEL,
     raw_reply=texts.RAW_REPLY,
+    evidence_title=texts.EVIDENCE_TITLE,
+    evidence_key=texts.EVIDENCE_KEY,
+    evidence_sent=texts.EVIDENCE_SENT,
+    evidence_tries=texts.EVIDENCE_TRIES,
+    evidence_link=texts.EVIDENCE_LINK,
     inbox_kinds=texts.INBOX_KINDS,
     inbox_states=texts.INBOX_STATES,
     all_kinds=texts.INBOX_ALL_KINDS,

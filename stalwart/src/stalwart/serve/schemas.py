@@ -61,6 +61,15 @@ class QuestionOut(BaseModel):
     )
     irreversible: bool = False
     asked_at: str | None = Field(default=None, description=f"When it was asked: {ISO}")
+    key: str | None = Field(
+        default=None, description="An outcome's or a stuck undo's call: the key it was sent under"
+    )
+    sent_at: str | None = Field(default=None, description=f"That call: when it was sent: {ISO}")
+    tries: int | None = Field(default=None, description="That call: the sends made")
+
+    def with_call(self, call: RecordedCall | None) -> QuestionOut:
+        """With the key, time and tries of the call an outcome or a stuck undo is about."""
+        return _with_call(self, call)
 
     @classmethod
     def of(
@@ -80,6 +89,14 @@ class QuestionOut(BaseModel):
             irreversible=irreversible,
             asked_at=iso(asked),
         )
+
+
+def _with_call(question: QuestionOut, call: RecordedCall | None) -> QuestionOut:
+    if call is None or question.kind == "confirm":
+        return question
+    return question.model_copy(
+        update={"key": call.key, "sent_at": iso(call.recorded), "tries": call.tries}
+    )
 
 
 class EndedOut(BaseModel):
@@ -173,7 +190,9 @@ class SessionOut(BaseModel):
             state=found.state,
             text=found.text,
             question=(
-                QuestionOut.of(found.question, irreversible=found.irreversible, asked=found.asked)
+                QuestionOut.of(
+                    found.question, irreversible=found.irreversible, asked=found.asked
+                ).with_call(found.asked_call)
                 if found.question is not None
                 else None
             ),

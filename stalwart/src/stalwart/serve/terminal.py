@@ -8,6 +8,7 @@ step, so a session started here can be answered on the page and back).
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
 import termios
@@ -105,6 +106,8 @@ def _answer_all(
     while reply.waiting:
         waiting = reply.waiting[0]
         _show(reply, write)
+        if waiting.kind == "outcome":
+            _evidence(agent, user, session, waiting, write)
         keys = keys_for(waiting)
         write(texts.chat_keys(keys))
         chosen = dict(keys)
@@ -132,6 +135,17 @@ def _answer_all(
             reply = now
     _show(reply, write)
     return reply
+
+
+def _evidence(
+    agent: Agent, user: str, session: str | None, waiting: Waiting, write: Callable[[str], None]
+) -> None:
+    """Under an outcome question: the key the write was sent under, when, and its tries."""
+    for call in agent.record(user, session=session):
+        if call.call_id == waiting.call:
+            at = datetime.datetime.fromtimestamp(call.recorded, tz=datetime.UTC)
+            sent = texts.shown_time(at.strftime("%Y-%m-%d %H:%M:%S"))
+            write(texts.chat_evidence(call.key, sent, call.tries))
 
 
 def _show(reply: Reply, write: Callable[[str], None]) -> None:

@@ -83,6 +83,13 @@ class Snapshot:
     named: str | None = None  # the name its person gave it, if any
 
     @property
+    def asked_call(self) -> RecordedCall | None:
+        """The recorded call the waiting question is about (an outcome's write, a stuck
+        undo), for the person to check: its key, when it was sent, its arguments."""
+        wanted = self.question.call if self.question is not None else None
+        return next((c for c in self.calls if wanted and c.call_id == wanted), None)
+
+    @property
     def title(self) -> str:
         """What a person calls the session: the name they gave it, else its first turn."""
         if self.named:

@@ -108,6 +108,20 @@ def done_readable(outcomes: Sequence[tuple[str, object, str, bool]]) -> str:
     return "Done: " + "; ".join(parts) + "."
 
 
+# --- the outcome question: what the person can check ---
+
+EVIDENCE_TITLE = "To check with the service before you answer:"
+EVIDENCE_KEY = "idempotency key"
+EVIDENCE_SENT = "sent"
+EVIDENCE_TRIES = "tries"
+EVIDENCE_LINK = "this call in the record"
+
+
+def chat_evidence(key: str | None, sent: str, tries: int) -> str:
+    """Under an outcome question in `stalwart chat`: the key it was sent under, and when."""
+    return f"  key {key or '(none)'}; sent {sent}; {tries} {'try' if tries == 1 else 'tries'}"
+
+
 # --- the inbox ---
 
 # What each kind of question is called in the inbox, and each filter of it.

@@ -33,6 +33,7 @@ for (const el of document.querySelectorAll("[data-stream]")) {
   source.addEventListener("update", (event) => {
     el.innerHTML = event.data;
     localise(el);
+    markTarget();
   });
 }
 // Times: every <time datetime> is written in the viewer's own zone; one marked
@@ -74,3 +75,13 @@ function localise(root) {
 }
 localise(document);
 setInterval(() => localise(document), 30000);
+// The row a link points at (#call-...) stays marked when the stream redraws its table.
+function markTarget() {
+  const id = location.hash.slice(1);
+  const found = id && document.getElementById(id);
+  if (found && !found.classList.contains("targeted")) {
+    found.classList.add("targeted");
+    found.scrollIntoView({ block: "center" });
+  }
+}
+markTarget();
