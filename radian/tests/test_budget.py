@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from arc_helpers import make_plan, run_once, task
-from conftest import write_config
+from conftest import run_env, write_config
 
 from radian.arc import commands
-from radian.arc.budget import attempt_cost, check_after_cost
+from radian.arc.budget import add_cost, attempt_cost, check_after_cost, plan_spent
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
 from radian.arc.errors import ArcError
+from radian.arc.states import State
 from radian.arc.store import ArcStore
 
 pytestmark = pytest.mark.integration
@@ -94,17 +97,18 @@ def test_check_after_cost_reports_which_budget_is_used_up(git_repo: Path, clock:
     config = load_config(git_repo)
     plan = store.load_plan("p")
     a = store.load_task("a")
-    a.cost_usd = 0.9
+    add_cost(store, a, 0.9)  # costs reach the plan's running total through add_cost
     assert not check_after_cost(store, a, plan, config).used_up
-    a.cost_usd = 1.0
+    add_cost(store, a, 0.1)
     verdict = check_after_cost(store, a, plan, config)
     assert (verdict.used_up, verdict.scope, verdict.limit) == (True, "task", 1.0)
-    a.cost_usd = 0.5
-    with store.task_lock("b"):
-        b = store.load_task("b")
-        b.cost_usd = 1.5
-        store.save_task(b)
-    verdict = check_after_cost(store, a, plan, config)
+    with store.task_lock("a"):
+        store.save_task(a)
+    b = store.load_task("b")
+    add_cost(store, b, 0.5)
+    assert not check_after_cost(store, b, plan, config).used_up
+    add_cost(store, b, 0.5)
+    verdict = check_after_cost(store, b, plan, config)
     assert (verdict.used_up, verdict.scope, verdict.spent) == (True, "plan", 2.0)
 
 
@@ -113,3 +117,49 @@ def test_reset_budget_refuses_a_task_that_is_not_paused(git_repo: Path, clock: F
     with pytest.raises(ArcError, match="reset-budget applies to a todo.paused_budget task"):
         commands.reset_budget(store, clock, "t")
     assert ArcStore(git_repo).load_task("t").state == "todo.ready"
+
+
+def test_the_plans_running_cost_follows_its_tasks_and_is_read_without_them(
+    git_repo: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_plan(git_repo, clock, ["a", "b"], confirm=False, max_cost_usd=5.0)
+    plan = store.load_plan("p")
+    for name, cost in (("a", 0.25), ("b", 0.5), ("a", 0.125)):
+        with store.task_lock(name):
+            task = store.load_task(name)
+            add_cost(store, task, cost)
+            store.save_task(task)
+    assert plan_spent(store, plan) == 0.875
+    # constant time: the check reads the kept total, never a task
+    monkeypatch.setattr(ArcStore, "try_load_task", lambda self, name: pytest.fail(name))
+    assert plan_spent(ArcStore(git_repo), plan) == 0.875
+    monkeypatch.undo()
+    task = store.load_task("a")
+    task.state = State.PAUSED_BUDGET
+    store.save_task(task)
+    commands.reset_budget(store, clock, "a")  # frees what a spent, in the plan's total too
+    assert plan_spent(store, plan) == 0.5
+    assert store.count_plan_cost("p") == 0.5
+
+
+def test_doctor_reconciles_a_running_cost_with_the_tasks(
+    git_repo: Path, clock: FakeClock, radian_bin: Path
+) -> None:
+    store = make_plan(git_repo, clock, ["a"], confirm=False)
+    with store.task_lock("a"):
+        task = store.load_task("a")
+        add_cost(store, task, 0.25)
+        store.save_task(task)
+    store.set_plan_cost("p", 9.0)  # as a crash, or a hand, could leave it
+    done = subprocess.run([str(radian_bin), "arc", "doctor"], cwd=git_repo, capture_output=True,
+                          text=True, env=run_env())  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "plan p: running cost was $9.0000, its tasks say $0.2500: set to that\n"
+    assert store.plan_cost("p") == 0.25
+    again = subprocess.run([str(radian_bin), "arc", "doctor", "--json"], cwd=git_repo,
+                           capture_output=True, text=True, env=run_env())  # fmt: skip
+    assert json.loads(again.stdout)["costs"] == [
+        {"plan": "p", "kept": 0.25, "counted": 0.25, "fixed": False}
+    ]
+    store.plan_cost_path("p").unlink()  # a repository from before running totals
+    assert plan_spent(store, store.load_plan("p")) == 0.25

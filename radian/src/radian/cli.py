@@ -21,6 +21,7 @@ import click
 from radian.arc import commands, show, status, texts
 from radian.arc.clock import Clock, clock_from_environment
 from radian.arc.config import ArcConfig, load_config
+from radian.arc.doctor import doctor
 from radian.arc.errors import ArcError, UsageError
 from radian.arc.events import Event
 from radian.arc.hooks import Hooks, unfinished_tasks
@@ -453,6 +454,20 @@ def status_command(context: Context, plan_name: str | None, state: str | None) -
         click.echo(json.dumps(document, indent=2, allow_nan=False))
     else:
         for line in status.status_text(found):
+            click.echo(line)
+
+
+@arc.command("doctor")
+@json_option
+@pass_context
+def doctor_command(context: Context) -> None:
+    """Reconcile each plan's running cost with its tasks' own files."""
+    found = _guard(lambda: doctor(context.store))
+    if context.as_json:
+        click.echo(json.dumps({"format_version": JSON_FORMAT_VERSION, **found.document()},
+                              indent=2, allow_nan=False))  # fmt: skip
+    else:
+        for line in found.lines():
             click.echo(line)
 
 

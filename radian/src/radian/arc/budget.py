@@ -10,7 +10,9 @@ A budget is used up when the spent amount has reached its limit:
 - the task's: its cost_usd against its max_cost_usd, else [limits] max_cost_usd;
 - the plan's: the cost_usd of every task of the plan, summed, against the plan's
   max_cost_usd. cost_usd (not total_cost_usd) so that reset-budget frees the plan's budget
-  too: total_cost_usd keeps counting everything ever spent.
+  too: total_cost_usd keeps counting everything ever spent. The sum is a running total kept
+  beside the plan (`.radian/arc/costs/<plan>.json`), changed with each task's cost_usd, so
+  the check costs the same at 10 tasks and at 10,000; `radian arc doctor` reconciles it.
 """
 
 from __future__ import annotations
@@ -57,23 +59,24 @@ def attempt_cost(
     return session_cost_usd
 
 
-def add_cost(task: Task, cost_usd: float) -> None:
+def add_cost(store: ArcStore, task: Task, cost_usd: float) -> None:
+    """Add an attempt's or a review's cost to the task (saved by the caller) and to its
+    plan's running total (at once: a crash before the task is saved counts the cost in the
+    plan and not the task, the side that pauses early; `radian arc doctor` reconciles)."""
     task.cost_usd = round(task.cost_usd + cost_usd, 10)
     task.total_cost_usd = round(task.total_cost_usd + cost_usd, 10)
+    if cost_usd:
+        store.add_plan_cost(task.plan, cost_usd)
 
 
 def task_limit(task: Task, config: ArcConfig) -> float | None:
     return task.max_cost_usd if task.max_cost_usd is not None else config.limits.max_cost_usd
 
 
-def plan_spent(store: ArcStore, task: Task, plan: Plan) -> float:
-    """cost_usd over every task of the plan; `task` as it is in memory, the others on disk."""
-    spent = task.cost_usd
-    for name in plan.tasks:
-        other = store.try_load_task(name) if name != task.name else None
-        if other is not None:
-            spent += other.cost_usd
-    return round(spent, 10)
+def plan_spent(store: ArcStore, plan: Plan) -> float:
+    """cost_usd over every task of the plan: its running total, read in constant time (a
+    plan of 10,000 tasks is not read again at every retry and every review verdict)."""
+    return store.plan_cost(plan.name)
 
 
 def check_after_cost(store: ArcStore, task: Task, plan: Plan, config: ArcConfig) -> BudgetVerdict:
@@ -82,7 +85,7 @@ def check_after_cost(store: ArcStore, task: Task, plan: Plan, config: ArcConfig)
     if limit is not None and task.cost_usd >= limit:
         return BudgetVerdict(True, "task", task.cost_usd, limit)
     if plan.max_cost_usd is not None:
-        spent = plan_spent(store, task, plan)
+        spent = plan_spent(store, plan)
         if spent >= plan.max_cost_usd:
             return BudgetVerdict(True, "plan", spent, plan.max_cost_usd)
     return WITHIN

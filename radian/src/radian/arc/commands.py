@@ -285,8 +285,10 @@ def reset_budget(store: ArcStore, clock: Clock, name: str) -> results.BudgetRese
         task = store.load_task(name)
         if task.state is not State.PAUSED_BUDGET:
             raise ArcError(texts.cannot_reset_budget(name, str(task.state)))
+        freed = task.cost_usd
         transition(task, State.READY, clock, cost_usd=0.0, retry_at=None)
         store.save_task(task)
+        store.add_plan_cost(task.plan, -freed)
     return results.BudgetReset(name, str(State.READY))
 
 

@@ -160,7 +160,7 @@ def settle(
         previous_session_cost_usd=previous,
         per_process=outcome.cost_scope == "process",
     )
-    add_cost(task, cost)
+    add_cost(store, task, cost)
     if outcome.fresh_session_next:
         task.session_id = None
         task.session_cost_usd = None

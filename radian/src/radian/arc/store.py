@@ -368,6 +368,57 @@ class ArcStore:
         write_loaded(self.root, plan.name, template, tasks)
         self.save_plan(plan)
 
+    # -- a plan's running cost ------------------------------------------------------------
+    def plan_cost_path(self, plan: str) -> Path:
+        return self.root / "costs" / f"{plan}.json"
+
+    def plan_cost(self, plan: str) -> float:
+        """cost_usd over every task of `plan`, kept as a running total (radian.arc.budget):
+        read in constant time; counted once, by a scan, when the total is missing."""
+        with self.plan_lock(plan):
+            return self._kept_plan_cost(plan)
+
+    def add_plan_cost(self, plan: str, delta_usd: float) -> None:
+        """Add to the plan's running total (a task's new cost; less at a reset-budget)."""
+        with self.plan_lock(plan):
+            total = round(self._kept_plan_cost(plan) + delta_usd, 10)
+            write_json_atomic(self.plan_cost_path(plan), {"cost_usd": total})
+
+    def count_plan_cost(self, plan: str) -> float:
+        """cost_usd over every task of `plan` as their files say (a scan: `radian arc doctor`
+        reconciles the running total with it)."""
+        found = self.plan_if_there(plan)
+        names = found.tasks if found is not None else []
+        tasks = (self.try_load_task(name) for name in names)
+        return round(sum(task.cost_usd for task in tasks if task is not None), 10)
+
+    def set_plan_cost(self, plan: str, total_usd: float) -> None:
+        with self.plan_lock(plan):
+            write_json_atomic(self.plan_cost_path(plan), {"cost_usd": round(total_usd, 10)})
+
+    def reconcile_plan_cost(self, plan: str) -> tuple[float | None, float]:
+        """Set the plan's running total to the count of its tasks' files, under its lock;
+        (the total as it was kept, None when none was; the count)."""
+        with self.plan_lock(plan):
+            kept, counted = self.kept_plan_cost(plan), self.count_plan_cost(plan)
+            if kept is None or abs(kept - counted) > 1e-9:
+                write_json_atomic(self.plan_cost_path(plan), {"cost_usd": counted})
+            return kept, counted
+
+    def kept_plan_cost(self, plan: str) -> float | None:
+        """The running total as kept, or None when there is none (or it is damaged)."""
+        data = _read_object(self.plan_cost_path(plan))
+        value = data.get("cost_usd") if data is not None else None
+        return float(value) if isinstance(value, int | float) else None
+
+    def _kept_plan_cost(self, plan: str) -> float:
+        kept = self.kept_plan_cost(plan)
+        if kept is not None:
+            return kept
+        counted = self.count_plan_cost(plan)
+        write_json_atomic(self.plan_cost_path(plan), {"cost_usd": counted})
+        return counted
+
     def read_brief(self, task: str) -> str:
         """The task's brief: its brief.md, else the brief it was loaded with; "" when the
         task has neither.

@@ -197,6 +197,17 @@ def report_heading(integrated: int, failed: int, other: int, cost: str) -> str:
     )
 
 
+# `radian arc doctor`
+DOCTOR_NO_PLANS = "no plans"
+
+
+def doctor_cost(plan: str, kept: float | None, counted: float, fixed: bool) -> str:
+    if not fixed:
+        return f"plan {plan}: running cost ${counted:.4f} matches its tasks"
+    was = "none" if kept is None else f"${kept:.4f}"
+    return f"plan {plan}: running cost was {was}, its tasks say ${counted:.4f}: set to that"
+
+
 # `radian arc show --brief` without a task
 SHOW_BRIEF_NEEDS_TASK = "--brief shows one task's brief: radian arc show --brief <task>"
 

@@ -60,7 +60,7 @@ def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -
         if task.state is not State.VERIFYING or task.last_attempt_id != run.attempt_id:
             # Cancelled meanwhile: what the reviews cost still counts; nothing else changes.
             if review_micros and task.last_attempt_id == run.attempt_id:
-                add_cost(task, review_micros / MICROS_PER_USD)
+                add_cost(store, task, review_micros / MICROS_PER_USD)
                 _record_gate(store, task, run, review_micros, clock)
                 store.save_task(task)
             return []
@@ -71,7 +71,7 @@ def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -
         task.remote_wait_streak, task.retry_at = 0, None
         plan = store.load_plan(task.plan)
         if review_micros:
-            add_cost(task, review_micros / MICROS_PER_USD)
+            add_cost(store, task, review_micros / MICROS_PER_USD)
         failure = run.failure
         if failure is None or failure.reason != CONFLICT:
             task.conflict_rework_run = 0
