@@ -104,6 +104,7 @@ test-py313: $(NPM_TOOLS_DEP)
 bench: setup
 	$(PY) stalwart/benchmarks/run.py
 	$(PY) stalwart/benchmarks/serve_load.py
+	$(PY) stalwart/benchmarks/pydantic_ai_guard.py
 
 # radian arc at 10,000 tasks: plan load, an idle pass of the loop, show (figures, no test).
 bench-radian: setup

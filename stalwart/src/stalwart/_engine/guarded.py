@@ -61,9 +61,10 @@ def add_step(
 ) -> tuple[RunRow, int]:
     """Append a call the framework makes as the run's next step (`args` as recorded).
 
-    At the cursor, a step a person confirms is asked for (or refused) now, and committed;
-    any other waits for its send, which commits it in flight. Behind another step, it
-    waits its turn (recorded with the next commit).
+    At the cursor, a step a person confirms is asked for (or refused) now; any other waits
+    for its send, which commits it in flight; behind another step, it waits its turn. Each
+    is committed with the next commit: a question, with the framework's checkpoint, before
+    anyone is shown it (`GuardedRun.close` at the latest).
     """
     step = {
         "tool": tool,
@@ -77,7 +78,7 @@ def add_step(
     spec = context.tools.get(tool)
     confirmed = spec is not None and context.confirms(spec)
     if run.state == State.RUNNING and run.cursor == index and confirmed:
-        run = advance(ledger, context, run)
+        run = advance(ledger, context, run, commit=False)
     return run, index
 
 

@@ -198,8 +198,11 @@ def _new_run(ledger: Ledger, turn: str, steps: list[dict[str, Any]]) -> RunRow:
 # --- going forward ---
 
 
-def advance(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
-    """Send steps until one waits for a person, the run ends, or it fails and rolls back."""
+def advance(ledger: Ledger, context: RunContext, run: RunRow, *, commit: bool = True) -> RunRow:
+    """Send steps until one waits for a person, the run ends, or it fails and rolls back.
+
+    What is left is committed, unless `commit` is False (a guarded run's question, committed
+    with its framework's checkpoint before anyone is shown it)."""
     # A run a foreign agent loop drives (`stalwart.guarded`): its framework sends each step
     # through its guard, and its own model chooses what comes next; here, its steps are
     # confirmed (or refused), and a failed one rolled back.
@@ -234,7 +237,8 @@ def advance(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
         run = send_step(ledger, context, run, index, step)
     if run.state == State.ROLLING_BACK:
         run = _roll_back(ledger, context, run)
-    ledger.commit()
+    if commit:
+        ledger.commit()
     return run
 
 

@@ -123,11 +123,17 @@ class _Bound:
     run: GuardedRun
     executor: ThreadPoolExecutor
     kept: dict[str, Any] = field(default_factory=dict)
+    # A checkpoint to keep before the run's next call: kept on the run's thread then, so
+    # with the commit of that call (a step's, before it is sent), not in a hop of its own.
+    unkept: dict[str, Any] | None = None
 
     async def call(self, work: Callable[..., _R], *args: Any) -> _R:
-        """`work(run, *args)`, on the run's thread."""
+        """`work(run, *args)`, on the run's thread (the checkpoint left to keep, first)."""
+        unkept, self.unkept = self.unkept, None
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, functools.partial(work, self.run, *args))
+        return await loop.run_in_executor(
+            self.executor, functools.partial(_keeping, unkept, work, self.run, *args)
+        )
 
     def checkpoint(
         self, messages: Sequence[ModelMessage], deferred: list[str] | None
@@ -144,6 +150,15 @@ class _Bound:
 
 
 _R = TypeVar("_R")
+
+
+def _keeping(
+    unkept: dict[str, Any] | None, work: Callable[..., _R], run: GuardedRun, *args: Any
+) -> _R:
+    if unkept is not None:
+        run.keep(unkept)
+    return work(run, *args)
+
 
 # The guarded run the driver's Pydantic AI run belongs to (None: run without its driver).
 _BOUND: ContextVar[_Bound | None] = ContextVar("stalwart_pydantic_ai_run", default=None)
@@ -231,8 +246,8 @@ class StalwartGuard(AbstractCapability[Any]):
         response: ModelResponse,
     ) -> ModelResponse:
         bound = self._bound()
-        kept = bound.checkpoint([*ctx.messages, response], deferred=None)
-        await bound.call(GuardedRun.keep, kept)
+        # Kept with the next commit: the first call's, before it is sent.
+        bound.unkept = bound.checkpoint([*ctx.messages, response], deferred=None)
         return response
 
     async def wrap_tool_execute(
@@ -246,10 +261,8 @@ class StalwartGuard(AbstractCapability[Any]):
     ) -> Any:
         bound = self._bound()
         given = {name: value for name, value in args.items() if name != IDEMPOTENCY_KEY_PARAM}
-        step = await bound.call(GuardedRun.step, call.tool_call_id, call.tool_name, given)
-        if step.action is StepAction.SEND:
-            send = self._sender(call.tool_name, given, handler, asyncio.get_running_loop())
-            step = await bound.call(GuardedRun.send, step, send)
+        send = self._sender(call.tool_name, given, handler, asyncio.get_running_loop())
+        step = await bound.call(_step_and_send, call.tool_call_id, call.tool_name, given, send)
         return _act(step)
 
     def _sender(
@@ -274,6 +287,18 @@ class StalwartGuard(AbstractCapability[Any]):
         if bound is None or bound.capability is not self:
             raise UnsafeSetup(texts.GUARD_WITHOUT_DRIVER)
         return bound
+
+
+def _step_and_send(
+    run: GuardedRun,
+    call_id: str,
+    tool: str,
+    args: dict[str, Any],
+    send: Callable[[Mapping[str, Any], str | None], Any],
+) -> GuardedStep:
+    """The call's step, sent when it may be: one hop to the run's thread, not two."""
+    step = run.step(call_id, tool, args)
+    return run.send(step, send) if step.action is StepAction.SEND else step
 
 
 def _find_all(run: GuardedRun, call_ids: Sequence[str]) -> list[GuardedStep | None]:
