@@ -38,6 +38,7 @@ from pydantic_ai_desk import (
     write_desk,
 )
 
+import stalwart
 from stalwart import (
     AnswerError,
     CallChanged,
@@ -289,6 +290,25 @@ def test_another_users_answer_and_a_stale_one_are_refused_and_change_nothing(des
         desk.driver.confirm_sync("u", "approve", question=asked.waiting[0])
     assert desk.calls == ["close_order"]
     assert desk.stalwart.pending("u") == second.reply
+
+
+def test_stalwarts_own_answers_take_a_pydantic_ai_runs_question_like_any_other(
+    desk: Desk,
+) -> None:
+    """The interface and `stalwart chat` answer through a plain `stalwart.Agent` of the same
+    agent.yaml, in a process of their own; the driver takes the run up from there."""
+    desk.wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
+    desk.wire.enqueue_reply(text("Closed."))
+    asked = desk.driver.run_sync("close order 4411", user="u")
+    with stalwart.Agent.from_file(desk.project.yaml, clock=FakeClock()) as elsewhere:
+        shown = elsewhere.pending("u")
+        assert shown is not None and shown.waiting == asked.waiting
+        answered = elsewhere.confirm("u", "approve", question=shown.waiting[0])
+    assert answered.state == "running"  # approved: Pydantic AI sends it when it goes on
+    assert desk.calls == []
+    done = desk.driver.resume_sync("u")
+    assert (done.state, done.text) == ("done", "Closed.")
+    assert desk.calls == ["close_order"]
 
 
 def test_a_call_that_comes_back_with_other_arguments_sends_nothing(desk: Desk) -> None:
