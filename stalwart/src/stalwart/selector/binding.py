@@ -110,6 +110,7 @@ class _Mention:
     param: ParamWords
     first: int
     last: int
+    role: bool = False  # a role word of the parameter ("from" for source), not its name
 
 
 @dataclass
@@ -126,8 +127,8 @@ class Binding:
     # ("2 months"): (position of the number, position of the word). Whether the word is
     # the tool's own ("40.00 back") is for the tool to say (`core.py`), not the binding.
     counted: list[tuple[int, int]] = field(default_factory=list)
-    # For each argument bound by its name, the tokens that said it, name and value:
-    # [first, last] ("order 4411", "3 nights", "amount of 40.00"); what `explain` shows.
+    # For each argument bound by its name, where its name (or role word) was said:
+    # [first, last]; with its value's position (`at`), what `explain` shows.
     said_by_name: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
@@ -156,23 +157,44 @@ def _mentions(clause: Clause, tool: ToolWords) -> list[_Mention]:
             if all(clause.stems[i] == part for i, part in zip(span, parts, strict=True)):
                 found.append(_Mention(param, span.start, span.stop - 1))
                 taken.update(span)
+    # A role word names a parameter only when its name is not said: "from source alice"
+    # is named by "source", and its "from" is then one more stop word.
+    said = {mention.param.name for mention in found}
+    for param in tool.params:
+        if param.name in said:
+            continue
+        for role in param.roles:
+            for index in sorted(clause.where.get(role, ())):
+                if index not in taken and clause.joined[index] == role:
+                    found.append(_Mention(param, index, index, role=True))
+                    taken.add(index)
     return found
 
 
 def _candidates(
     mention: _Mention, tokens: Sequence[Token], names: set[int], grammar: Grammar
 ) -> list[int]:
-    """Positions of the tokens that may be this mention's value, after it then before it."""
+    """Positions of the tokens that may be this mention's value, after it then before it
+    (a role word's: after it only, see `_certain_after_role`)."""
     kind = mention.param.kind
     textual = kind is str
     found: list[int] = []
-    for position, step in ((mention.last + 1, 1), (mention.first - 1, -1)):
+    ways = (
+        ((mention.last + 1, 1),)
+        if mention.role
+        else ((mention.last + 1, 1), (mention.first - 1, -1))
+    )
+    for position, step in ways:
         while 0 <= position < len(tokens) and position not in names:
             token = tokens[position]
             adjacent = position in (mention.last + 1, mention.first - 1)
             if _fits(token, kind, grammar):
                 # An unquoted string is taken only right after its name.
-                if not textual or token.kind is Kind.QUOTED or (step == 1 and adjacent):
+                near = not textual or token.kind is Kind.QUOTED or (step == 1 and adjacent)
+                role = mention.role
+                if near and (
+                    not role or _certain_after_role(tokens, position, names, kind, grammar)
+                ):
                     found.append(position)
                 break
             if token.kind is Kind.WORD and token.lower in grammar.stop_words:
@@ -180,6 +202,27 @@ def _candidates(
                 continue
             break
     return found
+
+
+def _certain_after_role(
+    tokens: Sequence[Token], position: int, names: set[int], kind: Any, grammar: Grammar
+) -> bool:
+    """Whether the token a role word offers is certainly the whole value: a quoted string;
+    a number, for a parameter that takes one (a number after "at" is no hotel's name); or
+    one word, no possessive ("alice's"), that nothing but a stop word, a name, a value or
+    the end follows ("with Dr Silva": "Dr" is not certainly the doctor)."""
+    token = tokens[position]
+    if token.kind is Kind.QUOTED:
+        return True
+    if token.kind is Kind.INTEGER or token.kind is Kind.DECIMAL:
+        return kind is not str
+    if token.kind is Kind.WORD and token.lower.endswith(("'s", "\u2019s")):
+        return False
+    after = position + 1
+    if after >= len(tokens) or after in names:
+        return True
+    following = tokens[after]
+    return following.kind is not Kind.WORD or following.lower in grammar.stop_words
 
 
 def _bind_by_name(
@@ -196,7 +239,9 @@ def _bind_by_name(
     mentions = _mentions(clause, tool)
     if not mentions:
         return mentions
-    names = {i for m in mentions for i in range(m.first, m.last + 1)}
+    # Where names are said: a value is never looked for past one. A role word is a stop
+    # word too, and another name's value may stand beyond it ("eco of yes").
+    names = {i for m in mentions if not m.role for i in range(m.first, m.last + 1)}
     offers: dict[str, dict[int, list[_Mention]]] = {}  # parameter -> position -> mentions
     for mention in mentions:
         offered = offers.setdefault(mention.param.name, {})
@@ -225,12 +270,13 @@ def _bind_by_name(
         sayings = [position for position in sorted(offered) if tokens[position].text == texts[0]]
         binding.args[name] = convert(tokens[sayings[0]], kinds[name], grammar)
         binding.at[name] = sayings[0]
-        binding.named += 1
-        named = offered[sayings[0]][0]
-        binding.said_by_name[name] = (
-            min(named.first, sayings[0]),
-            max(named.last, sayings[0]),
-        )
+        # A role word binds, and is weaker than a name: only a name counts in the score.
+        here = offered[sayings[0]]
+        for mention in here:
+            if not mention.role:
+                binding.named += 1
+                break
+        binding.said_by_name[name] = (here[0].first, here[0].last)
         for position in sayings:
             binding.used.add(position)
             for mention in offered[position]:

@@ -59,6 +59,15 @@ Number forms
     amounts is read as neither: "1,250" (1250 here, 1.25 where a comma is the decimal
     point) and "1.250" (1.25 here, 1250 there); "1,250.00" and "0.125" are one each.
 
+Role words
+    A preposition the tool's docstring puts before a parameter's name ("Move money from
+    the source account to the target account") names that parameter in a turn: "transfer
+    25.00 from alice to bob" is source alice, target bob. Only the docstring ties them,
+    so "from" and "to" are never swapped; a word the docstring ties to two parameters
+    names neither. A value a role word gives is the one token right after it, and only
+    when nothing but a stop word, a name or a number follows ("with Dr Silva" gives no
+    doctor: "Dr" or "Dr Silva"?), and never a possessive ("alice's").
+
 Yes and no
     A ``bool`` parameter takes ``yes``/``true``/``on`` or ``no``/``false``/``off``
     next to its name ("express yes", "no express").
@@ -197,6 +206,9 @@ REVERSERS = _phrases("""
     roll back
     back out
 """)
+# "back" asks for the opposite of a tool that does not itself give back: "give the 25.00
+# of the transfer back" is no transfer; "give the 40.00 back" is refund_card's own word.
+WEAK_REVERSERS = frozenset({"back"})
 # "unbook", "undim", "disallow", "deactivate": a word of the tool's name made its opposite.
 NEGATING_PREFIXES = frozenset({"un", "dis", "de"})
 # A word of the tool's name in a past form tells what was done: "charged", "sent".
@@ -284,6 +296,7 @@ MOODS = Moods(
     question_marks="?",
     plain=PLAIN,
     reversers=REVERSERS,
+    weak_reversers=WEAK_REVERSERS,
     negating_prefixes=NEGATING_PREFIXES,
     choices=CHOICES,
     past_endings=PAST_ENDINGS,
@@ -314,5 +327,9 @@ GRAMMAR = Grammar(
     malformed_number=re.compile(r"[+-]?[0-9]+(?:[.,][0-9]+)*,[0-9]+(?:[.,][0-9]+)*"),
     number_hint="a comma only separates thousands, as in 1,250.00",
     moods=MOODS,
+    role_words=frozenset(
+        ["from", "to", "for", "with", "on", "at", "by", "into", "onto", "in", "of", "via"]
+    ),
+    articles=frozenset(["the", "a", "an", "its", "their", "his", "her", "my", "your", "our"]),
     currency_words=_CURRENCY_WORDS,
 )

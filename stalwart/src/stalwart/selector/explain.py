@@ -120,7 +120,9 @@ def explain(turn: str, tools: Sequence[ToolSpec], grammar: Grammar) -> Explanati
         by_name = outcome.binding.said_by_name
         arguments = []
         for name, value in outcome.args.items():
-            first, last = by_name.get(name, (outcome.at[name], outcome.at[name]))
+            at = outcome.at[name]
+            first, last = by_name.get(name, (at, at))
+            first, last = min(first, at), max(last, at)
             said: By = "name" if name in by_name else "type"
             arguments.append(ArgumentRead(name, value, _span(turn, tokens, first, last), said))
         clauses.append(

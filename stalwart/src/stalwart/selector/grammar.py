@@ -63,6 +63,9 @@ class Moods:
     # Words that ask for the opposite of what a tool does ("cancel", "undo", "take back"),
     # unless they are the words of that tool's own name ("cancel" for cancel_booking).
     reversers: frozenset[str] = frozenset()
+    # Words that ask for it unless they are the tool's own words, of its name or of its
+    # docstring ("back" for refund_card: "Give the money ... back").
+    weak_reversers: frozenset[str] = frozenset()
     # A word made of one of these and a word of the tool's name ("unbook" for book_room)
     # asks for the opposite of that tool, unless the word itself is in its name.
     negating_prefixes: frozenset[str] = frozenset()
@@ -146,6 +149,11 @@ class Grammar:
     number_hint: str = ""  # how this language writes a number, said when one is malformed
     # What makes a clause no plain request: never a step (`mood.py`).
     moods: Moods = field(default_factory=Moods)
+    # Role words: a word of these that a tool's docstring puts before a parameter's name,
+    # with articles between ("from the source account"), names that parameter in a turn
+    # ("from alice"). Nothing else ties a preposition to a parameter (`vocabulary.py`).
+    role_words: frozenset[str] = frozenset()
+    articles: frozenset[str] = frozenset()
     # Words that may follow an amount and say nothing more of it ("25.00 USD", "40 dollars").
     currency_words: frozenset[str] = frozenset()
     # The stems of the moods' qualifiers, made once (`mood.py` compares stems).

@@ -162,7 +162,8 @@ def for_tool(
     it asks for the opposite of what the tool does, or tells that it was done; or None.
 
     A reverser ("cancel", "undo", "take back") asks for the opposite unless each of its
-    words is a word of the tool's own name ("cancel" for ``cancel_booking``); so does a
+    words is a word of the tool's own name ("cancel" for ``cancel_booking``); a weak one
+    ("back") unless it is a word of the tool's name or docstring; so does a
     word made of a negating prefix and a word of the tool's name, unless the word itself
     is in the name ("unbook" for ``book_room``, not "unpaint" for ``unpaint_fence``). A
     word of the tool's name in a past form ("charged", "transferred", "sent") tells what
@@ -185,6 +186,8 @@ def for_tool(
                     words_said = _written(clause, offset, cut.tokens, position, len(phrase))
                     return MoodFound(Mood.OPPOSITE, words_said)
                 continue
+        if word in moods.weak_reversers and stems[position] not in tool.stems:
+            return MoodFound(Mood.OPPOSITE, _written(clause, offset, cut.tokens, position, 1))
         base = moods.pasts.get(word)
         if (base is not None and grammar.stem(base) in name) or (
             endings and word.endswith(endings) and stems[position] in name

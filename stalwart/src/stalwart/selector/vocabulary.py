@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from stalwart.tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec
@@ -25,6 +25,9 @@ class ParamWords:
     kind: Any  # the type its value is converted to: the hint less Optional (str for Any)
     stems: tuple[str, ...]  # the stems of its name's words: check_in gives check, in
     joined: str  # the name as one lower-case word: "check_in" (said "check_in", "check-in")
+    # Role words that name it, from the tool's docstring: "from" for source in "Move money
+    # from the source account ..." (`Grammar.role_words`).
+    roles: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -67,8 +70,12 @@ class ToolWords:
 
     @staticmethod
     def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
-        params = tuple(
-            ParamWords.of(p, grammar) for p in spec.params if p.name != IDEMPOTENCY_KEY_PARAM
+        params = _with_roles(
+            tuple(
+                ParamWords.of(p, grammar) for p in spec.params if p.name != IDEMPOTENCY_KEY_PARAM
+            ),
+            spec.summary,
+            grammar,
         )
         name_stems = _content_stems(spec.name, grammar)
         doc_stems = _content_stems(spec.summary, grammar)
@@ -93,12 +100,38 @@ class ToolWords:
 def _signature(spec: ToolSpec, params: tuple[ParamWords, ...]) -> Hashable:
     """What binding a clause's values reads of a tool: its parameters' names, types and
     whether each is required, in order."""
-    signature = tuple((p.name, p.kind, p.param.required) for p in params)
+    signature = tuple((p.name, p.kind, p.param.required, p.roles) for p in params)
     try:
         hash(signature)
     except TypeError:  # a hint that cannot be hashed: the tool shares its binding with none
         return ("tool", id(spec))
     return signature
+
+
+def _with_roles(
+    params: tuple[ParamWords, ...], summary: str, grammar: Grammar
+) -> tuple[ParamWords, ...]:
+    """Each parameter with the role words its tool's docstring puts before its name, less
+    a word put before two parameters' names (it names neither)."""
+    words = word_parts(summary)
+    roles: dict[str, set[str]] = {p.name: set() for p in params}
+    for param in params:
+        parts = _name_parts(param.name)
+        for index, word in enumerate(words):
+            if word not in grammar.role_words:
+                continue
+            after = index + 1
+            while after < len(words) and words[after] in grammar.articles:
+                after += 1
+            end = after + len(parts)
+            # "in a doctor's schedule": the doctor owns the schedule, "in" is not its role.
+            if words[after:end] == parts and (end >= len(words) or words[end] != "s"):
+                roles[param.name].add(word)
+    shared = [word for named in roles.values() for word in named]
+    return tuple(
+        replace(p, roles=frozenset(w for w in roles[p.name] if shared.count(w) == 1))
+        for p in params
+    )
 
 
 def _undoing_stems(name: str, grammar: Grammar) -> frozenset[str]:
