@@ -176,3 +176,24 @@ def test_a_target_that_keeps_moving_fails_with_target_moved(world: GitWorld) -> 
     assert gate.failure is not None
     assert (gate.failure.stage, gate.failure.reason) == ("integration", "target_moved")
     assert counter.read_text().count("x") == 2
+
+
+def test_a_target_moved_only_by_other_hosts_integrations_is_a_queue_not_a_moving_target(
+    world: GitWorld,
+) -> None:
+    # Three times, another host's arc integrates first (its merge commit's subject is arc's):
+    # each round is a wait in line, not one of the two rounds a moving target gets.
+    head = add_double(world)
+    counter = world.root / "count"
+    push = (
+        f"test $(cat {counter} 2>/dev/null | wc -l) -ge 3 || (echo x >> {counter} && "
+        f"cd {world.other} && git fetch -q origin && git checkout -q -B main origin/main && "
+        f"cp {counter} count.txt && git add count.txt && "
+        "git commit -qm 'arc: integrate elsewhere' && git push -q origin main)"
+    )
+    gate = run(gate_job(world, "double", head, commands_toml(integration=f'{{ run = "{push}" }}')))
+
+    integration = gate.verdicts[-1]
+    assert integration.passed, integration.detail
+    assert counter.read_text().count("x") == 3
+    assert "def double" in world.read_main("src/calc/ops.py")

@@ -113,13 +113,20 @@ def _is_due(retry_at: str | None, clock: Clock) -> bool:
 
 
 def claim(
-    store: ArcStore, config: ArcConfig, name: str, clock: Clock, *, early: bool = False
+    store: ArcStore,
+    config: ArcConfig,
+    name: str,
+    clock: Clock,
+    *,
+    early: bool = False,
+    remote_claim: dict[str, Any] | None = None,
 ) -> tuple[Claim, Event] | None:
     """Claim task `name` for a new attempt: todo.ready (or todo.retry_wait when `early`).
 
     The intent (attempt.json: who runs it, which session it resumes) is written before the
     task moves to doing.working. Returns the claim and its event, or None when the
-    task is no longer claimable.
+    task is no longer claimable. `remote_claim`: the claim on the remote the attempt's
+    wrapper must take before its worker starts (radian.arc.hosts: the run could not).
     """
     allowed = {State.READY, State.RETRY_WAIT} if early else {State.READY}
     with store.task_lock(name):
@@ -146,6 +153,7 @@ def claim(
             remote=config.repository.remote,
             branch=task.branch,
             start_mid_merge=task.merge_pending,
+            claim=remote_claim,
         )
         transition(
             task,

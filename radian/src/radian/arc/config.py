@@ -145,6 +145,17 @@ class HookConfig(_Section):
     timeout_secs: float = Field(default=10, gt=0)
 
 
+class HostsConfig(_Section):
+    """Many hosts on one remote without a shared store (radian/docs/hosts.md)."""
+
+    # This host's name in its claims, as another host's refusal prints it; default
+    # "<hostname>:<repository path>". Two hosts must never share one.
+    name: str | None = Field(default=None, min_length=1)
+    # Mark each task this host takes on the remote (refs/arc-claims/<task>), so a second
+    # host on the same remote refuses it; off only for a remote that refuses such refs.
+    claim_refs: bool = True
+
+
 class ArcConfig(_Section):
     repository: RepositoryConfig = Field(default_factory=RepositoryConfig)
     integration: IntegrationConfig = Field(default_factory=IntegrationConfig)
@@ -152,6 +163,7 @@ class ArcConfig(_Section):
     worker: WorkerConfig = Field(default_factory=WorkerConfig)
     gate: GateConfig | None = None
     cleanup: CleanupConfig = Field(default_factory=CleanupConfig)
+    hosts: HostsConfig = Field(default_factory=HostsConfig)
     hooks: list[HookConfig] = Field(default_factory=list)
 
     @property
@@ -198,6 +210,12 @@ branches = false              # also delete its local branch arc/<task> (the rem
 # stages = ["commands", "mutation", "review"]
 # commands = [{ run = "make test", timeout_secs = 600 }]
 # fix_level = "major"
+
+# Many hosts on one remote (radian/docs/hosts.md): each task this host takes is marked on the
+# remote (refs/arc-claims/<task>), so a second host refuses it rather than run it again.
+# [hosts]
+# name = "build-1"            # this host in its claims; default: <hostname>:<repository path>
+# claim_refs = true           # false only for a remote that refuses such refs (one host only)
 """
 
 

@@ -15,6 +15,9 @@ EventKind = Literal[
     # a claim and the states a pass moves tasks through
     "claimed",
     "retry_due",
+    # another host on the same remote has the task, or the remote refused the claim
+    "claimed_elsewhere",
+    "claim_refused",
     # an attempt's end (radian.arc.settle)
     "delivered",
     "delivery_failed",

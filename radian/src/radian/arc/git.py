@@ -9,11 +9,14 @@ worktree itself is re-created for each attempt from the branch's last commit.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ARC_STATE_DIR = Path(".radian") / "arc"
 WORKTREES_DIR = ARC_STATE_DIR / "worktrees"
@@ -43,6 +46,9 @@ class PreparedWorktree:
     base_sha: str  # the remote target branch's head the attempt starts from
     head_sha: str  # the branch's head when the worker starts (before any merge commit)
     merge_conflicts: tuple[str, ...]  # paths left conflicted by start_mid_merge
+    # The local branch's head when it was stale (the remote's had commits it lacks) and the
+    # worktree started from the remote's branch instead; None when the local one was used.
+    stale_local_sha: str | None = None
 
 
 def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -67,8 +73,29 @@ def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     return completed
 
 
+# A fetch that lost a race for a local ref to another fetch in the same repository (a gate's
+# and an attempt's, both updating <remote>/<target>): git's words, and how often it is run
+# again. Not a backoff: the other fetch holds the ref for milliseconds.
+LOCAL_REF_RACE = "cannot lock ref"
+FETCH_TRIES = 5
+FETCH_RACE_PAUSE_SECS = 0.05
+
+
+def run_fetch(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """`git fetch args`, run again when it lost a race for a local ref (see above)."""
+    for attempt in range(1, FETCH_TRIES + 1):
+        completed = run_git(repo, "fetch", *args, check=False)
+        if completed.returncode == 0 or LOCAL_REF_RACE not in completed.stderr:
+            break
+        if attempt < FETCH_TRIES:
+            time.sleep(FETCH_RACE_PAUSE_SECS * attempt)
+    if check and completed.returncode != 0:
+        raise GitError(["fetch", *args], repo, completed.returncode, completed.stderr)
+    return completed
+
+
 def fetch(repo: Path, remote: str) -> None:
-    run_git(repo, "fetch", "--quiet", remote)
+    run_fetch(repo, "--quiet", remote)
 
 
 def rev_parse(repo: Path, ref: str) -> str | None:
@@ -142,17 +169,32 @@ def _prepare_worktree(
     path = worktree_path(repo, task)
     _remove_worktrees_holding(repo, branch, also=path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    pushed = rev_parse(repo, f"refs/remotes/{remote}/{branch}")
+    stale: str | None = None
     if local_branch_exists(repo, branch):
+        local = rev_parse(repo, f"refs/heads/{branch}")
+        if pushed is not None and local is not None and not is_ancestor(repo, pushed, local):
+            # The remote's branch has commits the local one lacks (pushed from another clone,
+            # or the local one went another way and was never delivered): the local branch is
+            # stale, and every push from it would be rejected. The remote's wins.
+            run_git(repo, "branch", "--force", branch, pushed)
+            stale = local
         run_git(repo, "worktree", "add", "--quiet", str(path), branch)
     else:
-        start = rev_parse(repo, f"refs/remotes/{remote}/{branch}") or base_sha
+        start = pushed or base_sha
         run_git(repo, "worktree", "add", "--quiet", "--no-track", "-b", branch, str(path), start)
     head_sha = rev_parse(path, "HEAD")
     assert head_sha is not None  # a worktree just added has a HEAD
     conflicts: tuple[str, ...] = ()
     if start_mid_merge:
         conflicts = start_merge(path, f"{remote}/{target_branch}")
-    return PreparedWorktree(path, branch, base_sha, head_sha, conflicts)
+    return PreparedWorktree(path, branch, base_sha, head_sha, conflicts, stale)
+
+
+def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
+    """Is `ancestor` reachable from `descendant` (or the same commit)?"""
+    completed = run_git(repo, "merge-base", "--is-ancestor", ancestor, descendant, check=False)
+    return completed.returncode == 0
 
 
 def start_merge(worktree: Path, ref: str) -> tuple[str, ...]:
@@ -267,7 +309,7 @@ class MergeCheck:
 def fetch_branch(repo: Path, remote: str, branch: str) -> str:
     """Fetch `remote`'s `branch` into refs/remotes/<remote>/<branch>; return its sha."""
     tracking = f"refs/remotes/{remote}/{branch}"
-    run_git(repo, "fetch", "--quiet", remote, f"+refs/heads/{branch}:{tracking}")
+    run_fetch(repo, "--quiet", remote, f"+refs/heads/{branch}:{tracking}")
     sha = rev_parse(repo, tracking)
     if sha is None:
         raise GitError(["rev-parse", tracking], repo, 1, "the remote has no such branch")
@@ -341,9 +383,12 @@ def push_head(worktree: Path, remote: str, branch: str) -> subprocess.CompletedP
 
 
 def push_was_rejected(completed: subprocess.CompletedProcess[str]) -> bool:
-    """The push failed because the branch moved (non-fast-forward), not for another reason."""
+    """The push failed because the branch moved (non-fast-forward), not for another reason:
+    also when the remote lost the race for the branch to another push landing at the same
+    moment (it cannot lock the ref: "is at <sha> but expected <sha>")."""
     text = completed.stdout + completed.stderr
-    return "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
+    return ("[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
+            or LOCAL_REF_RACE in text)  # fmt: skip
 
 
 def push_reached_remote(completed: subprocess.CompletedProcess[str]) -> bool:
@@ -355,3 +400,100 @@ def push_reached_remote(completed: subprocess.CompletedProcess[str]) -> bool:
     network, no access to its folder) prints none: that is an outage, not a verdict.
     """
     return any(line.count("\t") >= 2 for line in completed.stdout.splitlines())
+
+
+# == Claims on the remote (radian.arc.hosts): one ref per task a host has taken ==============
+# `refs/arc-claims/<task>` on the remote names a commit (no parent, the empty tree) whose
+# message holds the claim as JSON: the host, the task, its plan, when. It is created only where
+# it does not exist (--force-with-lease with an empty expected value: a compare-and-swap on the
+# remote), so of two hosts that take a task at once, one gets it; the other reads who has it.
+CLAIMS_PREFIX = "refs/arc-claims/"
+CLAIM_SUBJECT = "arc claim"
+
+
+def claim_ref(task: str) -> str:
+    return f"{CLAIMS_PREFIX}{task}"
+
+
+@dataclass(frozen=True)
+class ClaimAnswer:
+    """What the remote said to a host taking a task: taken by it (`ours`), held by another
+    (`holder`, the claim it found), or refused by the remote itself (`refused`: git's words)."""
+
+    ours: bool
+    holder: dict[str, Any] | None = None
+    refused: str | None = None
+
+
+def take_claim(repo: Path, remote: str, task: str, claim: dict[str, Any]) -> ClaimAnswer:
+    """Take `task` on `remote` for the host `claim["host"]` names, or find who has it.
+
+    A claim already on the remote that names this host is this host's (taken by an earlier
+    run). Raises GitError when the remote cannot be reached."""
+    ref = claim_ref(task)
+    for _ in range(2):  # a claim deleted between the refused push and the read: once more
+        sha = _claim_commit(repo, task, claim)
+        push = run_git(repo, "push", "--porcelain", "--atomic", "--no-verify",
+                       f"--force-with-lease={ref}:", remote, f"{sha}:{ref}",
+                       check=False)  # fmt: skip
+        if push.returncode == 0:
+            run_git(repo, "update-ref", ref, sha)
+            return ClaimAnswer(True, claim)
+        if not push_reached_remote(push):
+            raise GitError(["push", remote, ref], repo, push.returncode, push.stderr)
+        holder = read_claim(repo, remote, task)
+        if holder is not None:
+            return ClaimAnswer(holder.get("host") == claim.get("host"), holder)
+        if "stale info" not in push.stdout:  # not there, and still refused: the remote's no
+            return ClaimAnswer(False, None, (push.stdout + push.stderr).strip())
+    return ClaimAnswer(False, None, (push.stdout + push.stderr).strip())
+
+
+def read_claim(repo: Path, remote: str, task: str) -> dict[str, Any] | None:
+    """The claim the remote holds for `task` (fetched into the same ref here), or None when it
+    holds none. Raises GitError when the remote cannot be reached."""
+    ref = claim_ref(task)
+    fetched = run_fetch(repo, "--quiet", "--no-write-fetch-head", remote, f"+{ref}:{ref}",
+                        check=False)  # fmt: skip
+    if fetched.returncode != 0:
+        if names_no_remote_branch(fetched.stderr.lower()):
+            run_git(repo, "update-ref", "-d", ref, check=False)
+            return None
+        raise GitError(["fetch", remote, ref], repo, fetched.returncode, fetched.stderr)
+    body = run_git(repo, "log", "-1", "--format=%B", ref).stdout
+    return parse_claim(body)
+
+
+def parse_claim(message: str) -> dict[str, Any]:
+    """A claim commit's message read back: its JSON, or what can be said without it."""
+    for line in message.splitlines():
+        if line.startswith("{"):
+            try:
+                found = json.loads(line)
+            except ValueError:
+                break
+            if isinstance(found, dict):
+                return found
+    return {"host": "an unknown host"}
+
+
+def _claim_commit(repo: Path, task: str, claim: dict[str, Any]) -> str:
+    empty_tree = run_git(repo, "mktree", check=True).stdout.strip()
+    message = f"{CLAIM_SUBJECT} {task}\n\n{json.dumps(claim, sort_keys=True)}\n"
+    done = run_git(repo, *identity_args(repo), "commit-tree", empty_tree, "-m", message)
+    return done.stdout.strip()
+
+
+def moved_by_integrations_only(repo: Path, old: str, new: str, subject: str) -> bool:
+    """Did `old`..`new` of the target branch move by commits whose first-parent subjects all
+    start with `subject` (arc's own integrations, from another host), and nothing else?"""
+    if not is_ancestor(repo, old, new):
+        return False
+    completed = run_git(repo, "log", "--first-parent", "--format=%s", f"{old}..{new}",
+                        check=False)  # fmt: skip
+    subjects = [line for line in completed.stdout.splitlines() if line]
+    return (
+        completed.returncode == 0
+        and bool(subjects)
+        and all(line.startswith(subject) for line in subjects)
+    )

@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from filelock import Timeout
 
@@ -44,6 +44,7 @@ from radian.arc.config import ArcConfig
 from radian.arc.due import DueIndex
 from radian.arc.errors import ArcError, DamagedFile
 from radian.arc.events import Event, texts_of
+from radian.arc.hosts import Decision, TaskClaims, task_claims
 from radian.arc.progress import WorkerRow
 from radian.arc.settle import (
     AttemptOutcome,
@@ -153,6 +154,7 @@ class Loop:
         watch_attempt: AttemptWatcher | None = None,
         on_event: Callable[[Event], None] | None = None,
         poll_secs: float = POLL_SECS,
+        claims: TaskClaims | None | Literal["config"] = "config",
     ) -> None:
         self.store = store
         self.config = config
@@ -165,6 +167,13 @@ class Loop:
         self.on_event = on_event  # each event itself (the CLI's --json)
         self.run_attempt: AttemptRunner = run_attempt or worker_api.run_attempt
         self.watch_attempt: AttemptWatcher = watch_attempt or worker_api.watch_attempt
+        # Who may run a task across hosts (radian.arc.hosts): the claim refs on the remote by
+        # default, as [hosts] says; None: this host alone.
+        self.claims: TaskClaims | None = (
+            task_claims(store.repo_root, config, clock) if claims == "config" else claims
+        )
+        self._held: set[str] = set()  # tasks this host holds (asked once per run)
+        self._elsewhere: set[str] = set()  # tasks another host holds: not claimed, said once
         # How often the loop looks at running attempts and gates: they are real threads and
         # processes, so this is real time (a poll, not a backoff).
         self.poll_secs = poll_secs
@@ -245,11 +254,30 @@ class Loop:
         for name in self._claimable_tasks():
             if len(self._running) >= self.config.limits.parallel:
                 break
-            claimed = claim(self.store, self.config, name, self.clock)
+            decision = self._ask_claims(name)
+            if decision is not None and not decision.may_claim:
+                self._elsewhere.add(name)
+                self._say([_refusal(name, decision, self.claims)])
+                continue
+            pending = decision.claim if decision is not None else None
+            claimed = claim(self.store, self.config, name, self.clock, remote_claim=pending)
             if claimed is not None:
                 self._launch(*claimed)
         self._report_quarantined()
         self._clean_up()
+
+    def _ask_claims(self, name: str) -> Decision | None:
+        """May this host claim `name`? None: nothing to ask (no claims kept across hosts, or
+        this host holds the task already); else the claims' decision."""
+        if self.claims is None or name in self._held:
+            return None
+        task = self.store.try_load_task(name)
+        if task is None:
+            return None  # claim() finds it gone or damaged and leaves it
+        decision = self.claims.take(name, task.plan)
+        if decision.kind == "ours":
+            self._held.add(name)
+        return decision
 
     def _clean_up(self) -> None:
         """Worktrees of tasks that reached done.integrated or failed.* are removed (each
@@ -308,15 +336,17 @@ class Loop:
         return self._next_wake
 
     def _claimable_tasks(self) -> list[str]:
+        """todo.ready tasks of confirmed plans whose auto is on, less those another host
+        holds."""
         if self.store.index is not None:
-            return self.store.index.claimable()
+            return [name for name in self.store.index.claimable() if name not in self._elsewhere]
         names: list[str] = []
         for plan in self.store.plans():
             if not plan.confirmed or plan.auto == "off":
                 continue
             for name in plan.tasks:
                 task = self.store.try_load_task(name)
-                if task is not None and task.state is State.READY:
+                if task is not None and task.state is State.READY and name not in self._elsewhere:
                     names.append(name)
         return names
 
@@ -438,10 +468,15 @@ class Loop:
             raise ArcError(texts.not_confirmed(plan.name))
         if task.state not in (State.READY, State.RETRY_WAIT):
             raise ArcError(texts.cannot_start(name, str(task.state)))
+        decision = self._ask_claims(name)
+        if decision is not None and not decision.may_claim:
+            raise ArcError(_refusal(name, decision, self.claims, start=True).text)
+        pending = decision.claim if decision is not None else None
         try:
             # This task alone: start never moves another task.
             self._say(promote_due_retries(self.store, self.clock, [name]))
-            claimed = claim(self.store, self.config, name, self.clock, early=True)
+            claimed = claim(self.store, self.config, name, self.clock, early=True,
+                            remote_claim=pending)  # fmt: skip
             if claimed is None:
                 raise ArcError(texts.cannot_start(name, str(self.store.load_task(name).state)))
             self._launch(*claimed)
@@ -452,6 +487,24 @@ class Loop:
         finally:
             self._pool.shutdown(wait=True)
         return self.report
+
+
+def _refusal(
+    name: str, decision: Decision, claims: TaskClaims | None, *, start: bool = False
+) -> Event:
+    """Another host holds `name` (or the remote refused the claim): what run prints once, and
+    start's refusal."""
+    where = claims.where if claims is not None else "-"
+    ref = decision.ref or "-"
+    if decision.kind == "refused":
+        text = texts.claim_refused(name, where, ref, decision.detail or "-")
+        return Event("claim_refused", text, name)
+    if start:
+        return Event("claimed_elsewhere", texts.start_claimed_elsewhere(name, decision.host, where,
+                                                                        ref), name)  # fmt: skip
+    since = str((decision.holder or {}).get("claimed_at") or "-")
+    text = texts.claimed_elsewhere(name, decision.host, where, ref, since)
+    return Event("claimed_elsewhere", text, name)
 
 
 def _ignore_further_stops() -> None:

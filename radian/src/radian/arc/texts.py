@@ -320,6 +320,22 @@ def wrapper_broke_reason(error: str) -> str:
     return f"the attempt's wrapper could not be run: {error}"
 
 
+def claimed_elsewhere(task: str, host: str, where: str, ref: str, since: str) -> str:
+    """Another host on the same remote took the task first (radian/docs/hosts.md)."""
+    return f"{task} claimed by host {host} on {where} ({ref}, since {since}) -> not run here"
+
+
+def claim_refused(task: str, where: str, ref: str, detail: str) -> str:
+    return (
+        f"{task} claim {ref} refused by {where} -> not run here: {detail}; with "
+        "[hosts] claim_refs = false arc runs without claims (one host per remote only)"
+    )
+
+
+def start_claimed_elsewhere(task: str, host: str, where: str, ref: str) -> str:
+    return f"{task} is claimed by host {host} on {where} ({ref}): only that host runs it"
+
+
 def adopted(task: str, attempt_id: str) -> str:
     """A run found an attempt whose run died and whose worker still runs: it watches it."""
     return (

@@ -7,8 +7,11 @@ Integrations run one at a time per repository (a lock held for the whole stage, 
 processes), so arc's own gates never push past each other; only a push from elsewhere can
 move the target meanwhile. When the push is rejected for that, the stage starts over once
 from a fresh fetch (a new base_sha, a new conflict check, the commands again); a second
-rejection fails with reason `target_moved`. A push that never reached the remote (an outage
-between the fetch and the push) is no verdict: RemoteUnreachable, a wait, like a fetch's.
+rejection fails with reason `target_moved`. A target that moved only by arc's own
+integrations (another host's, on the same remote: radian/docs/hosts.md) is a queue, not a
+moving target: such a round is not counted, up to QUEUED_ROUNDS of them. A push that never
+reached the remote (an outage between the fetch and the push) is no verdict:
+RemoteUnreachable, a wait, like a fetch's.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from radian.arc.gate.stage import GateJob, RemoteUnreachable, StageResult, faile
 from radian.arc.gate.verdict import GATE_ERROR, TARGET_MOVED
 
 ROUNDS = 2  # the first try, and one more after a push rejected for a moved target
+# Rounds whose push was rejected because other hosts' integrations landed first: not counted
+# in ROUNDS, but bounded all the same.
+QUEUED_ROUNDS = 20
+INTEGRATE_SUBJECT = "arc: integrate "
 
 
 # How often a gate waiting for another integration looks at its stop event.
@@ -50,13 +57,22 @@ def run_integration(job: GateJob, *, worktree: Path, log_path: Path) -> StageRes
 
 def _integrate(job: GateJob, *, worktree: Path, log_path: Path) -> StageResult:
     base_sha = ""
-    for _ in range(ROUNDS):
-        base_sha = fetch_target(job)
+    rounds = queued = 0
+    while rounds < ROUNDS:
+        rounds += 1
+        previous, base_sha = base_sha, fetch_target(job)
+        if (
+            previous
+            and queued < QUEUED_ROUNDS
+            and git.moved_by_integrations_only(job.repo_root, previous, base_sha, INTEGRATE_SUBJECT)
+        ):
+            rounds -= 1  # another host integrated first: wait in line, not a moving target
+            queued += 1
         found = check_conflict(job, "integration", base_sha)
         if found is not None:
             return _with_base(found, base_sha)
         git.add_detached_worktree(job.repo_root, worktree, base_sha)
-        merge = git.merge_no_ff(worktree, job.head_sha, f"arc: integrate {job.task}")
+        merge = git.merge_no_ff(worktree, job.head_sha, f"{INTEGRATE_SUBJECT}{job.task}")
         _log(log_path, f"$ git merge --no-ff {job.head_sha}", merge.stdout + merge.stderr)
         if merge.returncode != 0:
             detail = texts.integration_merge_failed(merge.stdout + merge.stderr)

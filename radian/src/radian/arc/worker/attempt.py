@@ -14,6 +14,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from radian.arc.atomic import write_json_atomic
 from radian.arc.clock import Clock, format_utc
@@ -42,7 +43,7 @@ from radian.arc.worker.formats import cost_seen as cost_reported
 
 WRAPPER_MODULE = "radian.arc.worker.wrapper"
 # A wrapper error from one of these git commands means the remote could not be reached.
-REMOTE_COMMANDS = ("git fetch", "git ls-remote")
+REMOTE_COMMANDS = ("git fetch", "git ls-remote", "git push")
 # How long stop_attempt waits, beyond the grace period, for the wrapper to finish its part.
 STOP_MARGIN_SECS = 5.0
 STOP_POLL_SECS = 0.05
@@ -62,6 +63,9 @@ class AttemptSpec:
     remote: str
     branch: str  # the task's own branch, e.g. "arc/<task>"
     start_mid_merge: bool  # begin mid-merge with `<remote>/<target_branch>`, left conflicted
+    # The claim the wrapper takes on the remote first (radian.arc.hosts), when the run could
+    # not reach the remote to take it.
+    claim: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,7 @@ def run_attempt(spec: AttemptSpec, clock: Clock) -> AttemptEnd:
         resume_args=list(spec.worker.resume_args),
         model=spec.worker.model,
         prices={name: price.model_dump() for name, price in spec.worker.prices.items()},
+        claim=spec.claim,
     )
     write_json_atomic(files.spec, asdict(wrapper_spec))
     wrapper_exit = _run_wrapper(files)

@@ -99,6 +99,9 @@ class WrapperSpec:
     resume_args: list[str] = field(default_factory=lambda: ["--resume", "{session_id}"])
     model: str | None = None
     prices: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    # The claim to take on the remote before the worker starts, when the run could not
+    # (radian.arc.hosts); None when the run holds it already, or claims are off.
+    claim: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> WrapperSpec:

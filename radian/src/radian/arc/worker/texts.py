@@ -54,3 +54,10 @@ REASON_LOCK_HELD = "the worktree lock {lock} is held by another process"
 REASON_NO_RESULT = "the worker exited {code} without a Result"
 REASON_KILLED = "the worker was killed by signal {signal} without a Result"
 REASON_SAID = "{reason}: {line}"
+REASON_CLAIMED_ELSEWHERE = "the task is claimed by host {host} on {remote} ({ref}): not run here"
+REASON_CLAIM_REFUSED = "the remote refused the claim {ref}: {detail}"
+LOG_CLAIM_TAKEN = "radian arc wrapper: took {ref} on {remote} (the run could not reach it)"
+LOG_STALE_BRANCH = (
+    "radian arc wrapper: the local branch {branch} ({local}) lacked commits of {remote}/{branch}:"
+    " the worktree starts from the remote's"
+)

@@ -148,6 +148,14 @@ def _run_locked(
     status.worktree = str(prepared.path)
     status.base_sha, status.start_head_sha = prepared.base_sha, prepared.head_sha
     status.merge_conflicts = list(prepared.merge_conflicts)
+    if prepared.stale_local_sha is not None:
+        note(texts.LOG_STALE_BRANCH.format(branch=spec.branch, local=prepared.stale_local_sha[:12],
+                                           remote=spec.remote))  # fmt: skip
+    if spec.claim is not None:
+        refused = _take_claim(spec, repo, note)
+        if refused is not None:
+            status.error, status.wrapper_exit = refused, EXIT_NOT_STARTED
+            return status
     if stop.requested:
         status.wrapper_class, status.wrapper_exit = CANCELLED, EXIT_STOPPED
         return status
@@ -198,6 +206,29 @@ def _run_locked(
     status.exit_code = process.returncode
     status.wrapper_exit = EXIT_WORKER_ENDED if status.wrapper_class is None else EXIT_STOPPED
     return status
+
+
+def _take_claim(spec: WrapperSpec, repo: Path, note: Callable[[str], None]) -> str | None:
+    """Take the task on the remote (the run could not), now that the fetch reached it: None
+    when it is this host's, else why the worker must not start (a remote that cannot be
+    reached reads as the remote wait it is: the error is git's own)."""
+    assert spec.claim is not None
+    ref = git.claim_ref(spec.task)
+    try:
+        answer = git.take_claim(repo, spec.remote, spec.task, spec.claim)
+    except git.GitError as error:
+        note(texts.LOG_PREPARE_FAILED.format(error=error))
+        return str(error)
+    if answer.ours:
+        note(texts.LOG_CLAIM_TAKEN.format(ref=ref, remote=spec.remote))
+        return None
+    if answer.refused is not None:
+        reason = texts.REASON_CLAIM_REFUSED.format(ref=ref, detail=answer.refused)
+    else:
+        host = (answer.holder or {}).get("host", "an unknown host")
+        reason = texts.REASON_CLAIMED_ELSEWHERE.format(host=host, remote=spec.remote, ref=ref)
+    note(f"radian arc wrapper: {reason}")
+    return reason
 
 
 def supervise(
