@@ -32,7 +32,7 @@ $(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade 'pip>=25.1'
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) \
-		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai]' -e 'radian[serve]' \
+		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph]' -e 'radian[serve]' \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	touch $(STAMP)
 
@@ -96,7 +96,7 @@ test-py313: $(NPM_TOOLS_DEP)
 	$(PYTHON313) -m venv $(VENV_313)
 	$(VENV_313)/bin/python -m pip install --quiet --upgrade 'pip>=25.1'
 	$(VENV_313)/bin/python -m pip install --quiet -c $(CONSTRAINTS) \
-		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai]' -e radian \
+		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph]' -e radian \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	$(VENV_313)/bin/python -m pytest stalwart/tests -p no:cacheprovider
 	$(VENV_313)/bin/python -m pytest radian/tests -n auto -p no:cacheprovider

@@ -5,4 +5,7 @@ each behind its own extra; the framework is imported only there:
 
 - `stalwart.adapters.pydantic_ai` (`pip install stalwart[pydantic-ai]`): a Pydantic AI
   capability, `StalwartGuard`, and its driver, `StalwartDriver`.
+- `stalwart.adapters.langgraph` (`pip install stalwart[langgraph]`): a LangChain v1
+  middleware for `create_agent` (or a hand-built graph's `ToolNode`), `StalwartMiddleware`,
+  and its driver, `StalwartDriver`.
 """

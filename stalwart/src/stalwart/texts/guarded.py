@@ -111,3 +111,85 @@ def driver_rounds(rounds: int) -> str:
         f"the run was taken up {rounds} times without waiting for a person or ending: a call "
         "the guard defers keeps coming back"
     )
+
+
+# --- the LangGraph adapter (stalwart.adapters.langgraph) ---
+
+LANGGRAPH_MISSING = (
+    "stalwart's LangGraph adapter needs langchain and langgraph: pip install 'stalwart[langgraph]'"
+)
+MIDDLEWARE_WITHOUT_DRIVER = (
+    "this agent is guarded by stalwart (StalwartMiddleware): run it through its StalwartDriver, "
+    "never with graph.invoke or Command(resume=...) alone, whose approvals no person gave; "
+    "nothing was sent"
+)
+NO_MIDDLEWARE = (
+    "this graph's tools are not guarded by a StalwartMiddleware: give create_agent "
+    "middleware=[..., StalwartMiddleware(desk)] (last: innermost), or a ToolNode "
+    "wrap_tool_call=guard.wrap_tool_call"
+)
+LANGGRAPH_NO_CHECKPOINTER = (
+    "the graph has no checkpointer: a person's question is a LangGraph interrupt, which needs "
+    "one, and a run whose process stops could not be taken up. Give create_agent a durable "
+    "checkpointer (SqliteSaver, PostgresSaver)"
+)
+
+
+def checkpointer_refused(name: str) -> str:
+    return (
+        f"the graph's checkpointer, {name}, keeps its checkpoints in this process's memory: a "
+        "run whose process stops could not be taken up on any worker, and its calls would be "
+        "asked of the model again under new ids. Use a durable one (SqliteSaver, PostgresSaver); "
+        "the driver writes every checkpoint before the next step (durability='sync')"
+    )
+
+
+def tool_errors_refused(node: str, handling: str) -> str:
+    return (
+        f"ToolNode {node!r} handles tool errors as {handling}: a write's failure (or the guard's "
+        "own stop) would become text for the model, so the run would go on and nothing would be "
+        "undone. Keep the default handle_tool_errors (or False)"
+    )
+
+
+def retry_policy_refused(node: str, tools: list[str]) -> str:
+    return (
+        f"node {node!r} has a RetryPolicy, and {', '.join(tools)} is a write that is not "
+        "retry-safe: LangGraph would run it again after a failure that may have taken effect. "
+        "Take the policy off the tools node: stalwart retries reads and retry-safe writes "
+        "itself, under one key, and asks a person about the others"
+    )
+
+
+def tool_retry_refused(tools: list[str]) -> str:
+    return (
+        f"ToolRetryMiddleware retries {', '.join(tools)}, a write that is not retry-safe, and "
+        "turns a failure it gives up on into text for the model, so the run would go on and "
+        "nothing would be undone. Remove it (or limit its tools= to reads): stalwart retries "
+        "reads and retry-safe writes itself, under one key"
+    )
+
+
+def guard_not_innermost(outer: list[str]) -> str:
+    return (
+        f"{', '.join(outer)} wraps tool calls inside StalwartMiddleware: what it does to a call "
+        "would not go through the record. Put StalwartMiddleware last in middleware=[...] "
+        "(innermost)"
+    )
+
+
+def hitl_edit_refused(tools: list[str]) -> str:
+    return (
+        f"HumanInTheLoopMiddleware lets a reviewer edit {', '.join(tools)}: an edited call "
+        "changes its name and arguments after the person approved what stalwart showed, with no "
+        "one's bound answer. Remove it (stalwart asks the person), or allow only approve and "
+        "reject"
+    )
+
+
+def durability_refused(durability: str) -> str:
+    return (
+        f"durability={durability!r} may lose the checkpoint written before a write is sent, so "
+        "a run taken up after a crash could ask the model again and send the write under a new "
+        "call id; guarded writes run with durability='sync'"
+    )
