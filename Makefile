@@ -42,6 +42,9 @@ demo: setup $(NPM_TOOLS_DEP)
 	@echo "The same failed order, as a Pydantic AI agent guarded by stalwart:"
 	cd stalwart/examples/pydantic_ai && ../../../$(PY) run.py
 	@echo
+	@echo "The same failed order, as a LangChain agent (LangGraph) guarded by stalwart:"
+	cd stalwart/examples/langgraph && ../../../$(PY) run.py
+	@echo
 	@echo "The same desk in a browser (stalwart serve, docs: stalwart/docs/serving.md):"
 	@echo "  cd stalwart/examples/shop && ../../../.venv/bin/stalwart users set agent.users u-17"
 	@echo "  ../../../.venv/bin/stalwart serve agent.yaml    # then open the address it prints"
@@ -119,6 +122,7 @@ lint-stalwart: setup
 	# the example's run.py would clash with benchmarks/run.py as module "run": checked alone
 	cd stalwart/examples/shop && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py shop
 	cd stalwart/examples/pydantic_ai && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py
+	cd stalwart/examples/langgraph && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py
 
 lint-radian: setup
 	$(VENV)/bin/ruff check radian
