@@ -48,3 +48,16 @@ def test_the_engine_and_the_policy_import_no_language() -> None:
 
 def test_the_run_context_does_not_import_the_model_loop() -> None:
     assert not any("model_loop" in name for name in imported_by("_engine")["_engine/context.py"])
+
+
+def test_a_framework_is_imported_by_its_adapter_only() -> None:
+    """The engine and the guarded-run API know no framework: `stalwart.adapters.<name>`
+    alone imports it (and only behind its extra)."""
+    frameworks = ("pydantic_ai", "agents", "langgraph", "langchain")
+    for module, names in imported_by(".").items():
+        if module.startswith("adapters/"):
+            continue
+        wired = {n for n in names if n.split(".")[0] in frameworks}
+        assert wired == set(), module
+    adapter = imported_by("adapters")["adapters/pydantic_ai.py"]
+    assert any(name.startswith("pydantic_ai") for name in adapter)

@@ -407,7 +407,7 @@ class StalwartDriver(Generic[OutputT]):
                 reply = await bound.call(GuardedRun.reply)
                 if reply is None:
                     raise RunStateError(texts.no_guarded_run(self.guard.agent.session_id(user)))
-                return GuardedResult(reply, None, _load(bound.kept.get("messages")))
+                return self._stopped(bound, reply)
             history = _load(bound.kept.get("messages"))
             fresh = len(history) == bound.kept.get("before")  # the model was never answered
             prompt = str(bound.kept.get("turn", "")) if fresh else None
@@ -547,6 +547,8 @@ class StalwartDriver(Generic[OutputT]):
         raise RunStateError(texts.driver_rounds(_ROUNDS))
 
     def _stopped(self, bound: _Bound, reply: Reply) -> GuardedResult[OutputT]:
+        """A run that does not go on now (stopped, or waiting): its kept history, rewound
+        when the run failed and nothing remains to undo."""
         messages = _load(bound.kept.get("messages"))
         if _rewound(reply):
             messages = _rewind(messages, bound.kept, reply)
