@@ -21,7 +21,9 @@ from test_selector_properties import (
     written_turns,
 )
 
+from stalwart import Agent
 from stalwart.cli import main
+from stalwart.errors import InputRefused
 from stalwart.selector import (
     GRAMMAR,
     ArgumentRead,
@@ -213,3 +215,32 @@ def test_a_decimal_argument_prints_as_written() -> None:
     explanation = explain_turn("pay the fine of member 17 for an amount of 3.50", LIBRARY)
     (clause,) = explanation.clauses
     assert clause.arguments[1] == ArgumentRead("amount", Decimal("3.50"), "amount of 3.50", "name")
+
+
+# --- Agent.explain ---
+
+
+def test_agent_explain_is_the_selectors_over_its_tools_and_records_nothing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "agent.yaml").write_text(BANK_DESK)
+    turn = "freeze card 4411, but don't send the statement for account alice"
+    with Agent.from_file(tmp_path / "agent.yaml") as agent:
+        explanation = agent.explain(turn)
+        assert explanation == explain_turn(turn, list(agent.tools.values()))
+        assert [c.tool for c in explanation.clauses] == ["freeze_card", None]
+        assert not explanation.reading.read
+        read = agent.explain("freeze card 4411")
+        assert [(s.tool, s.args) for s in read.reading.steps] == [("freeze_card", {"card": "4411"})]
+        # Nothing was asked, run or recorded: the default session has no record.
+        assert agent.store.load(agent.session_id("ana")) is None
+        assert agent.pending("ana") is None
+
+
+def test_agent_explain_refuses_a_turn_past_the_limits_as_chat_does(tmp_path: Path) -> None:
+    (tmp_path / "agent.yaml").write_text(BANK_DESK)
+    with Agent.from_file(tmp_path / "agent.yaml") as agent:
+        with pytest.raises(InputRefused):
+            agent.explain("   ")
+        with pytest.raises(InputRefused):
+            agent.explain("freeze card 4411 " * 10_000)

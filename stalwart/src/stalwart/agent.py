@@ -212,6 +212,14 @@ class Agent:
         """What registration says about this agent's writes (see `stalwart.lints`)."""
         return list(lint_agent(self.config))
 
+    def explain(self, turn: str) -> selector.Explanation:
+        """How the selector reads `turn` over this agent's tools, clause by clause: each
+        clause's tool and each argument with the words it came from, or why it is not read
+        (`selector.explain_turn`). It runs nothing, asks nothing and records nothing.
+        `InputRefused` past `stalwart.limits`, as `chat`."""
+        limits.check_turn(turn)
+        return selector.explain_turn(turn, list(self.config.tools.values()))
+
     # --- a person's turn and answers ---
 
     def chat(self, turn: str, *, user: str, session: str | None = None) -> Reply:
