@@ -31,7 +31,9 @@ from typing import Any
 
 from . import limits, selector, texts
 from ._engine import answers, ending, resume, rollback, runs
+from ._engine.calls import recorded_undo
 from ._engine.context import DEFAULT_MAX_MODEL_CALLS, RunContext
+from ._engine.labels import shown_call
 from ._engine.retry import UNDO_BACKOFF
 from ._engine.sessions import session_id
 from .backoff import Backoff
@@ -115,6 +117,20 @@ class RecordedAnswer:
     asked: float | None
     reason: str | None
     call: str | None
+
+
+@dataclass(frozen=True)
+class OperatorPlan:
+    """What an operator may do to a session's latest run now, read from the record without
+    its lock (`Agent.operator_plan`): whether an undo or an ending would be taken, and what
+    the undo would send, in the order it would send it: (the write, as shown; its undo's
+    tool), latest write first. A run that moves meanwhile is checked again by the action."""
+
+    run: str | None
+    state: str | None
+    can_undo: bool
+    can_end: bool
+    undos: tuple[tuple[str, str], ...] = ()
 
 
 class Agent:
@@ -513,6 +529,34 @@ class Agent:
                 raise AnswerError(texts.operator_run_ended(session, run.run_id, run.state))
             run = ending.end(ledger, self._context, run, by=by, reason=reason)
             return _taken_over(ledger, _reply(ledger, run))
+
+    def operator_plan(self, session: str) -> OperatorPlan:
+        """What `operator_undo` and `operator_end` would do to the session's latest run now
+        (no token, no lock: what an operator's page offers, and shows before the token is
+        asked). `AnswerError` for a session this agent never recorded."""
+        record = self.store.load(session)
+        if record is None or record.session.agent != self.name:
+            raise AnswerError(texts.operator_nothing_to_undo(session))
+        ledger = Ledger(self.store, self.clock, record, new=False)
+        run = ledger.latest_run()
+        if run is None:
+            return OperatorPlan(run=None, state=None, can_undo=False, can_end=False)
+        writes = rollback.writes_to_undo(ledger, self._context, run)
+        undos = tuple(
+            (
+                shown_call(self.tools, write.tool, write.args),
+                declared.tool if (declared := recorded_undo(self._context, write)) else "",
+            )
+            for write in reversed(writes)
+        )
+        undoable = run.state in runs.ENDED and run.state != runs.State.ENDED_BY_OPERATOR
+        return OperatorPlan(
+            run=run.run_id,
+            state=run.state,
+            can_undo=undoable and bool(writes),
+            can_end=run.state not in runs.ENDED,
+            undos=undos,
+        )
 
     @contextmanager
     def _operator_run(

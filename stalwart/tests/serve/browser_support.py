@@ -119,3 +119,31 @@ def artefact(name: str) -> str:
     path = folder / f"{name}.png"
     WRITTEN.append(path)
     return str(path)
+
+
+# axe-core, pinned in npm-tools/package.json and installed by `make npm-tools`: injected into
+# a page by the tests and run there (issue 32); what it finds serious or critical fails them.
+NPM_TOOLS = Path(__file__).resolve().parents[3] / ".cache" / "npm-tools"
+AXE = Path(os.environ.get("NPM_TOOLS_DIR", NPM_TOOLS)) / "node_modules" / "axe-core" / "axe.min.js"
+SERIOUS = ("serious", "critical")
+
+
+def axe_violations(page: object) -> list[dict[str, object]]:
+    """The serious and critical violations axe-core finds in `page` as it stands now: each
+    rule's id, impact, help and the first targets it found (a skip without axe-core, saying
+    why; a failure under CI)."""
+    if not AXE.exists():
+        _unavailable(f"{AXE} is missing (make npm-tools installs axe-core)")
+    page.add_script_tag(path=str(AXE))  # type: ignore[attr-defined]
+    found: list[dict[str, object]] = page.evaluate(  # type: ignore[attr-defined]
+        """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations
+            .map(v => ({id: v.id, impact: v.impact, help: v.help,
+                        targets: v.nodes.slice(0, 5).map(n => n.target.join(" "))}))"""
+    )
+    return [v for v in found if v.get("impact") in SERIOUS]
+
+
+def axe_version() -> str:
+    import json
+
+    return str(json.loads((AXE.parent / "package.json").read_text())["version"])

@@ -15,8 +15,8 @@ import pytest
 from stalwart import texts
 from stalwart.serve.pages import anchor
 
-from .browser_support import Live, artefact
-from .serve_support import FIRST_ORDER, PASSWORDS, Desk
+from .browser_support import Live, artefact, axe_version, axe_violations
+from .serve_support import FIRST_ORDER, OPERATOR_TOKEN, PASSWORDS, Desk
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.browser]
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -232,3 +232,203 @@ def test_the_outcome_question_shows_what_to_check_and_links_to_the_call(
     expect(row).to_contain_text("in_doubt")
     assert page.url.endswith(f"?tab=record#{anchor(call.call_id)}")
     expect(row).to_have_class(re.compile(r"\btargeted\b"))  # marked, and kept so when redrawn
+
+
+def no_page_scrolls_sideways(page: Any, *, tables_whole: bool) -> None:
+    """Nothing wider than the window; with `tables_whole`, every table fits its box too."""
+    wide = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    offenders = page.evaluate(
+        "[...document.querySelectorAll('body *')].filter(e => !e.closest('.scroll table')"
+        " && e.getBoundingClientRect().right > document.documentElement.clientWidth)"
+        ".map(e => e.tagName + '.' + e.className)"
+    )
+    assert wide <= 0, f"the page is {wide} px wider than the window: {offenders}"
+    if tables_whole:
+        clipped = page.evaluate(
+            "[...document.querySelectorAll('table')].filter("
+            "t => t.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)"
+        )
+        assert clipped == [], clipped
+
+
+def operator(browser: Any, live: Live, **options: Any) -> Any:
+    options.setdefault("viewport", DESKTOP)
+    page = browser.new_context(**options).new_page()
+    page.goto(f"{live.url}/operator")
+    page.fill("#operator-token", OPERATOR_TOKEN)
+    page.keyboard.press("Enter")
+    expect(page.locator("h2").first).to_have_text("Every session")
+    return page
+
+
+def test_the_operators_page_offers_what_the_run_allows_and_shows_the_undo_before_the_token(
+    browser: Any, live: Live, desk: Desk
+) -> None:
+    alice = person(browser, live, "alice")
+    send(alice, live, "alice~s-two", "charge order 4411 40.00, then update the crm for order 4411")
+    click_answer(alice, "approve")
+    click_answer(alice, "approve")
+    expect(alice.locator(".transcript .reply")).to_contain_text("Done:")
+    send(alice, live, "alice~s-asks", FIRST_ORDER)  # waits for its confirmation
+    expect(alice.locator("#question")).to_have_count(1)
+
+    for width, size in (("phone", PHONE), ("desktop", DESKTOP)):  # the desktop one undoes
+        page = operator(browser, live, viewport=size)
+        expect(page.locator("table.sessions tbody tr")).to_have_count(2)
+        expect(page.locator("table.actions tbody tr time").first).to_have_attribute(
+            "datetime", ISO_UTC
+        )
+        no_page_scrolls_sideways(page, tables_whole=width == "desktop")
+        page.screenshot(path=artefact(f"operator-{width}"), full_page=True)
+        page.goto(f"{live.url}/operator/s/alice~s-asks")  # waiting: it can be ended, not undone
+        expect(page.locator("#operator-undo")).to_have_count(0)
+        expect(page.locator("#operator-end")).to_have_count(1)
+        expect(page.locator("#no-undo")).to_have_text(texts.serve.operator_not_undoable("waiting"))
+        page.goto(f"{live.url}/operator/s/alice~s-two")  # done: it can be undone, not ended
+        expect(page.locator("#operator-end")).to_have_count(0)
+        plan = page.locator("#undo-plan li")
+        expect(plan).to_have_text([
+            "undo update_crm(order=4411) by restore_crm",
+            "undo charge_card(order=4411, amount=40.0) by refund_card",
+        ])  # fmt: skip
+        above = page.locator("#undo-plan").bounding_box()
+        token = page.locator("#undo-token").bounding_box()
+        assert above is not None and token is not None and above["y"] < token["y"]
+        no_page_scrolls_sideways(page, tables_whole=width == "desktop")
+        page.screenshot(path=artefact(f"operator-session-{width}"), full_page=True)
+        if width == "phone":
+            page.context.close()
+            continue
+        page.fill("#undo-token", OPERATOR_TOKEN)
+        page.keyboard.press("Enter")  # the token's field sends its form
+        expect(page.locator("main")).to_contain_text(
+            "Undone, latest first: update_crm (by restore_crm), charge_card (by refund_card)."
+        )
+        expect(page.locator("#operator-undo")).to_have_count(0)  # nothing left to undo now
+        expect(page.locator("#no-action")).to_have_text(texts.serve.OPERATOR_NO_ACTION)
+        done = page.locator("table.actions tbody tr", has_text="undo")
+        expect(done).to_have_count(1)
+        expect(done).to_contain_text("ok")
+        expect(done.locator("time")).to_have_attribute("datetime", ISO_UTC)
+        page.click("#operator-sign-out")
+        expect(page.locator("#operator-token")).to_have_count(1)
+        page.goto(f"{live.url}/operator/s/alice~s-two")
+        expect(page.locator("#operator-undo")).to_have_count(0)
+        expect(page.locator("#operator-token")).to_have_count(1)  # signed out: asked again
+        page.context.close()
+    assert desk.module.CALLS == ["charge_card", "update_crm", "restore_crm", "refund_card"]
+
+
+def tab_to(page: Any, selector: str, limit: int = 60) -> None:
+    """Press Tab until `selector` has the focus (as a person with a keyboard does)."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate("s => document.activeElement?.matches(s) ?? false", selector):
+            return
+    raise AssertionError(f"{selector} never got the focus in {limit} presses of Tab")
+
+
+def test_every_answer_is_given_with_the_keyboard_alone(
+    browser: Any, live: Live, desk: Desk
+) -> None:
+    page = person(browser, live, "alice")
+    page.goto(f"{live.url}/s/alice~s-keys")
+    tab_to(page, "input[name=text]")
+    page.keyboard.type(FIRST_ORDER)
+    page.keyboard.press("Enter")
+    expect(page.locator("#question .asked")).to_have_text(
+        "Run charge_card(order=4411, amount=40.0)?"
+    )
+    tab_to(page, '#question button[value="approve"]')
+    page.keyboard.press("Enter")
+    expect(page.locator("#question .asked")).to_have_text("Run update_crm(order=4411)?")
+    tab_to(page, "#question input[name=reason]")
+    page.keyboard.type("by hand")
+    tab_to(page, '#question button[value="skip"]')
+    page.keyboard.press("Space")
+    expect(page.locator("#question .asked")).to_have_text(PROVISION)
+    tab_to(page, '#question button[value="cancel all"]')
+    page.keyboard.press("Enter")
+    expect(page.locator(".transcript .reply").last).to_contain_text("you cancelled it")
+    assert desk.module.CALLS == ["charge_card", "refund_card"]
+    assert [a.reason for a in live.service.agent.answers("alice", session="s-keys")] == [
+        None,
+        "by hand",
+        None,
+    ]
+    # an outcome question and a stuck undo, each answered from the keyboard
+    page.goto(f"{live.url}/s/alice~s-keys2")
+    tab_to(page, "input[name=text]")
+    page.keyboard.type("ship the parcel for order 3")
+    page.keyboard.press("Enter")
+    tab_to(page, '#question button[value="approve"]')
+    page.keyboard.press("Enter")
+    tab_to(page, '#question button[value="happened"]')
+    page.keyboard.press("Enter")
+    expect(page.locator(".transcript .reply").last).to_contain_text("took effect")
+    desk.module.UNDO_FAILS[0] = 4
+    page.goto(f"{live.url}/s/alice~s-keys3")
+    tab_to(page, "input[name=text]")
+    page.keyboard.type("book a van for order 9, then provision the account for order 9")
+    page.keyboard.press("Enter")
+    for _ in range(2):
+        tab_to(page, '#question button[value="approve"]')
+        page.keyboard.press("Enter")
+        expect(page.locator("#question .asked")).not_to_have_text(re.compile(r"^Run book_van"))
+    expect(page.locator("#question.undo")).to_have_count(1)
+    tab_to(page, '#question button[value="done by hand"]')
+    page.keyboard.press("Enter")
+    expect(page.locator(".transcript .reply").last).to_contain_text("(by hand)")
+
+
+OPERATOR_PAGES = [
+    ("operator", "/operator"),
+    ("operator-session", "/operator/s/alice~s-axe-done"),
+    ("operator-waiting", "/operator/s/alice~s-axe"),
+]
+PAGES = [
+    ("login", "/login", False),
+    ("sessions", "/", True),
+    ("confirm", "/s/alice~s-axe", True),
+    ("record", "/s/alice~s-axe?tab=record", True),
+    ("outcome", "/s/alice~s-axe-ship", True),
+    ("done", "/s/alice~s-axe-done", True),
+    ("inbox", "/inbox", True),
+    ("inbox-answered", "/inbox?state=answered", True),
+    ("error", "/s/bob~s-none", True),
+    ("operator-login", "/operator", False),
+]
+
+
+def test_axe_core_finds_nothing_serious_on_any_page_at_desktop_and_phone_widths(
+    browser: Any, live: Live, desk: Desk
+) -> None:
+    alice = person(browser, live, "alice")
+    send(alice, live, "alice~s-axe-done", "charge order 4411 40.00")
+    click_answer(alice, "approve")
+    send(alice, live, "alice~s-axe-ship", "ship the parcel for order 3")
+    click_answer(alice, "approve")
+    expect(alice.locator("#question.outcome")).to_have_count(1)
+    send(alice, live, "alice~s-axe", FIRST_ORDER)
+    click_answer(alice, "approve")
+    expect(alice.locator("#question.confirm")).to_have_count(1)
+    found: dict[str, Any] = {}
+    for width, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        signed = person(browser, live, "alice", viewport=size)
+        plain = browser.new_context(viewport=size).new_page()
+        for name, path, signed_in in PAGES:
+            page = signed if signed_in else plain
+            page.goto(f"{live.url}{path}")
+            expect(page.locator("main")).to_be_visible()
+            found[f"{name} at {width}"] = axe_violations(page)
+            page.screenshot(path=artefact(f"{name}-{width}"), full_page=True)
+        ops = operator(browser, live, viewport=size)
+        for name, path in OPERATOR_PAGES:
+            ops.goto(f"{live.url}{path}")
+            found[f"{name} at {width}"] = axe_violations(ops)
+            ops.screenshot(path=artefact(f"{name}-{width}"), full_page=True)
+    serious = {where: v for where, v in found.items() if v}
+    assert serious == {}, f"axe-core {axe_version()}: {serious}"
+    assert len(found) == 2 * (len(PAGES) + len(OPERATOR_PAGES))

@@ -93,6 +93,11 @@ templates.env.globals.update(
     token_needed=texts.OPERATOR_TOKEN_NEEDED,
     end_token_needed=texts.OPERATOR_END_TOKEN_NEEDED,
     end_reason=texts.OPERATOR_END_REASON,
+    operator_sign_out=texts.OPERATOR_SIGN_OUT,
+    undo_plan=texts.OPERATOR_UNDO_PLAN,
+    undo_step=texts.operator_undo_step,
+    no_action=texts.OPERATOR_NO_ACTION,
+    not_undoable=texts.operator_not_undoable,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -318,6 +323,7 @@ def operator_page(request: Request) -> Response:
         request,
         "operator.html",
         operator=True,
+        op_csrf=operator_csrf(request, nonce),
         sessions=sessions_of(svc.agent, None),
         actions=svc.operator_log.entries(50),
     )
@@ -336,8 +342,23 @@ def operator_login(request: Request, token: str = Form("")) -> Response:
 @router.get("/operator/s/{session}")
 def operator_session(request: Request, session: str) -> Response:
     nonce = require_operator(request)
-    snap = service(request).operator_snapshot(session)
-    return page(request, "operator_session.html", snap=snap, csrf=operator_csrf(request, nonce))
+    svc = service(request)
+    snap = svc.operator_snapshot(session)
+    plan = svc.agent.operator_plan(session)
+    actions = [a for a in svc.operator_log.entries(200) if a.session == session]
+    return page(request, "operator_session.html", snap=snap, plan=plan, actions=actions,
+                csrf=operator_csrf(request, nonce), op_csrf=operator_csrf(request, nonce),
+                operator=True)  # fmt: skip
+
+
+@router.post("/operator/logout")
+def operator_logout(request: Request, csrf: str = Form("")) -> Response:
+    nonce = require_operator(request)
+    check_operator_csrf(request, nonce, csrf)
+    service(request).operator_log.add("sign out", None, "ok")
+    response = RedirectResponse("/operator", status_code=303)
+    response.delete_cookie(OPERATOR_COOKIE)
+    return response
 
 
 @router.post("/operator/s/{session}/undo")

@@ -173,6 +173,21 @@ OPERATOR_END_TOKEN_NEEDED = (
 OPERATOR_END_REASON = "Why it is ended (recorded, and said in the person's reply):"
 
 
+OPERATOR_SIGN_OUT = "Sign out as operator"
+OPERATOR_UNDO_PLAN = "An undo would send, in this order (latest write first):"
+OPERATOR_NO_ACTION = "Nothing to do here now: the run has ended and nothing is left to undo."
+
+
+def operator_undo_step(write: str, undo: str) -> str:
+    """One line of an undo's preview: undo charge_card(order=4411, amount=40.0) by refund_card."""
+    return f"undo {write} by {undo}"
+
+
+def operator_not_undoable(state: str | None) -> str:
+    """Why the page offers no undo of a run that has not ended (answer it, or end it)."""
+    return f"No undo now: the run is {state or 'not started'}; an undo is for a run that has ended."
+
+
 def operator_undone(session: str, reply: str) -> str:
     return f"Operator undo of session {session!r}: {reply}"
 
