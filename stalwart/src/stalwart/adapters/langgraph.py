@@ -48,8 +48,10 @@ Refused when the driver is built (`UnsafeSetup`, each saying why): no checkpoint
 that keeps checkpoints in memory (`InMemorySaver`); a `ToolNode` whose `handle_tool_errors`
 turns a write's failure into text for the model (anything but the default or False); a
 node `RetryPolicy` on the tools node, or a `ToolRetryMiddleware`, around a write that is
-not retry-safe; a middleware that wraps tool calls inside the guard; the human-in-the-loop
-middleware's `edit` decision (it changes a call after the person approved it). The driver
+not retry-safe, or a `ToolRetryMiddleware` that turns what it gives up on into text (the
+guard's stop too, so the graph would go on after its run ended); a middleware that wraps
+tool calls inside the guard; the human-in-the-loop middleware's `edit` decision (it changes
+a call after the person approved it). The driver
 always runs the graph with durability "sync"; a graph run any other way is not the driver's.
 """
 
@@ -526,6 +528,8 @@ def unsafe_setups(graph: Any, guard: StalwartMiddleware) -> list[str]:
                     retried = [t for t in covered if _not_retry_safe(stalwart, t)]
                     if retried:
                         found.append(texts.tool_retry_refused(retried))
+                    elif covered and other.on_failure not in ("error", "raise"):
+                        found.append(texts.tool_retry_as_text_refused(list(covered)))
         for other in _middleware(node):
             if isinstance(other, HumanInTheLoopMiddleware):
                 edited = [

@@ -170,6 +170,15 @@ def tool_retry_refused(tools: list[str]) -> str:
     )
 
 
+def tool_retry_as_text_refused(tools: list[str]) -> str:
+    return (
+        f"ToolRetryMiddleware turns a failure of {', '.join(tools)} it gives up on into text "
+        "for the model, and stalwart's own stop of a failed run with it, so the graph would go "
+        "on after its run was rolled back. Give it on_failure='error', or remove it: stalwart "
+        "retries reads and retry-safe writes itself"
+    )
+
+
 def guard_not_innermost(outer: list[str]) -> str:
     return (
         f"{', '.join(outer)} wraps tool calls inside StalwartMiddleware: what it does to a call "
