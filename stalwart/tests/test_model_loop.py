@@ -166,6 +166,26 @@ def test_a_skipped_write_is_told_to_the_model_as_declined(shop: Shop, clock: Fak
     assert shop.calls == []
 
 
+def test_a_skips_reason_is_told_to_the_model_with_the_declined_result(
+    shop: Shop, clock: FakeClock
+) -> None:
+    desk, adapter = desk_with(shop, clock, [scripted(calls=[CHARGE_4411]), scripted("Not paid.")])
+    desk.chat("settle 4411 for 40.00", user="u")
+    reply = desk.confirm_current("u", "skip", reason="the customer paid in cash")
+    assert reply.text == "Not paid."
+    assert adapter.requests[1].messages[-1] == ToolResultMessage(
+        call_id="c2", content=f"{DECLINED_RESULT}; their reason: the customer paid in cash"
+    )
+    (given,) = desk.answers("u")
+    assert (given.answer, given.by, given.reason, given.at) == (
+        "skip",
+        "u",
+        "the customer paid in cash",
+        clock.now(),
+    )
+    assert shop.calls == []
+
+
 def test_cancel_all_undoes_the_run_and_asks_the_model_nothing_more(
     shop: Shop, clock: FakeClock
 ) -> None:

@@ -313,13 +313,17 @@ class Agent:
         expected = None if question is None else _question_id(question)
         return self._answer(user, answer, session, expected, only_confirm=True, reason=reason)
 
-    def answer_current(self, user: str, answer: str, *, session: str | None = None) -> Reply:
+    def answer_current(
+        self, user: str, answer: str, *, session: str | None = None, reason: str | None = None
+    ) -> Reply:
         """`answer` without `question`: whatever question waits now."""
-        return self._answer(user, answer, session, None, only_confirm=False)
+        return self._answer(user, answer, session, None, only_confirm=False, reason=reason)
 
-    def confirm_current(self, user: str, answer: str, *, session: str | None = None) -> Reply:
+    def confirm_current(
+        self, user: str, answer: str, *, session: str | None = None, reason: str | None = None
+    ) -> Reply:
         """`confirm` without `question`: whatever confirmation waits now."""
-        return self._answer(user, answer, session, None, only_confirm=True)
+        return self._answer(user, answer, session, None, only_confirm=True, reason=reason)
 
     def pending(self, user: str, *, session: str | None = None) -> Reply | None:
         """Where the session's latest run stands, as a Reply; None for a new session.
