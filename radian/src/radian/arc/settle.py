@@ -221,10 +221,11 @@ def settle(
             task.conflict_rework_run = 0
         events = _decide(store, config, task, row.next_step, row.failure_class or "", outcome,
                          clock)  # fmt: skip
-        if row.failure_class == INFRASTRUCTURE and outcome.reason:
+        if row.failure_class == INFRASTRUCTURE and outcome.reason and not outcome.model_wait:
             # The reason under the class: the rejected push, the held lock, the credential.
+            # A line of detail, no move of its own (state None: no hook takes it for one).
             text = texts.infrastructure_reason(task.name, attempt_id, outcome.reason)
-            events.append(_moved("infrastructure_reason", task, text))
+            events.append(Event("infrastructure_reason", text, task.name))
     record["next_state"] = str(task.state)
     record["retry_at"] = task.retry_at
     record["retry_count"] = task.retry_count

@@ -26,7 +26,8 @@ STOPPED_BY_ARC = "stopped_by_arc"
 # `radian arc cancel` is a cancel; a file written by an earlier build has no reason and was
 # always one.
 STOP_CANCEL = "cancel"
-STOP_INTERRUPT = "interrupt"
+STOP_INTERRUPT = "interrupt"  # arc's Ctrl-C or SIGTERM: the attempt is interrupted
+# An earlier build's recovery, which stopped a live orphan (this one adopts it): read as a kill.
 STOP_RECOVERY = "recovery"
 
 
