@@ -26,7 +26,9 @@ pytestmark = pytest.mark.unit
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "turns.md"
 _MARKED_BLOCK = re.compile(r"<!-- (?P<mark>[^>]*?) -->\n```[a-z]*\n(?P<body>.*?)```", re.DOTALL)
-_MARKED_TABLE = re.compile(r"<!-- (?P<mark>read|refused) -->\n(?P<table>(?:\|.*\n)+)")
+_MARKED_TABLE = re.compile(
+    r"<!-- (?P<mark>read|refused)(?:: (?P<desk>\S+))? -->\n(?P<table>(?:\|.*\n)+)"
+)
 _CELL = re.compile(r"`([^`]*)`")
 
 
@@ -38,15 +40,16 @@ def _blocks(mark: str) -> list[str]:
     return [m["body"] for m in _MARKED_BLOCK.finditer(_guide()) if m["mark"] == mark]
 
 
-def _rows(mark: str) -> Iterator[tuple[str, list[str]]]:
-    """Each row of the tables so marked: its turn and the code spans of its second cell."""
+def _rows(mark: str) -> Iterator[tuple[str, str, list[str]]]:
+    """Each row of the tables so marked: the desk it is read on (agent.yaml unless the
+    mark names another), its turn and the code spans of its second cell."""
     for table in _MARKED_TABLE.finditer(_guide()):
         if table["mark"] != mark:
             continue
         for line in table["table"].splitlines()[2:]:
             turn_cell, said_cell = line.strip().strip("|").split(" | ")
             (turn,) = _CELL.findall(turn_cell)
-            yield turn, _CELL.findall(said_cell)
+            yield table["desk"] or "agent.yaml", turn, _CELL.findall(said_cell)
 
 
 @pytest.fixture(scope="module")
@@ -68,23 +71,22 @@ def _shown(reading: Reading) -> list[str]:
 
 def test_the_guide_has_its_desk_and_enough_examples() -> None:
     marks = {m["mark"] for m in _MARKED_BLOCK.finditer(_guide())}
-    assert {"file: bank.py", "file: agent.yaml", "explain"} <= marks
+    assert {"file: bank.py", "file: agent.yaml", "file: phrased.yaml", "explain"} <= marks
+    assert {yaml for yaml, _, _ in _rows("read")} == {"agent.yaml", "phrased.yaml"}
     assert len(list(_rows("read"))) >= 8
     assert len(list(_rows("refused"))) >= 15
 
 
 def test_each_turn_the_guide_says_is_read_gives_its_steps(desk: Path) -> None:
-    tools = list(load_agent(desk).tools.values())
-    for turn, steps in _rows("read"):
-        reading = read_turn(turn, tools)
+    for yaml, turn, steps in _rows("read"):
+        reading = read_turn(turn, list(load_agent(desk.parent / yaml).tools.values()))
         assert reading.read, (turn, reading.reason)
         assert _shown(reading) == steps, turn
 
 
 def test_each_turn_the_guide_says_is_refused_is_so_for_its_reason(desk: Path) -> None:
-    tools = list(load_agent(desk).tools.values())
-    for turn, (reason,) in _rows("refused"):
-        reading = read_turn(turn, tools)
+    for yaml, turn, (reason,) in _rows("refused"):
+        reading = read_turn(turn, list(load_agent(desk.parent / yaml).tools.values()))
         assert (reading.steps, reading.reason) == ((), reason), turn
 
 

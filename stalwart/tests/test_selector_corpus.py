@@ -1,5 +1,5 @@
 """The selector measured, not hoped (issue 29, point 6): every turn of the labelled corpus
-(`selector_corpus.yaml`, three unrelated desks) is read, and counted as
+(`selector_corpus.yaml`, four desks) is read, and counted as
 
 - read right: exactly the steps of its label;
 - refused: no step (for a turn whose label has steps, one the selector does not read yet:
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, field_validator
-from selector_toolsets import bank, clinic, shop_specs, specs
+from selector_toolsets import bank, clinic, shop_specs, specs, wallet
 
 from stalwart import texts
 from stalwart.selector import Reading, read_turn
@@ -33,6 +33,7 @@ DESKS: dict[str, list[ToolSpec]] = {
     "shop": shop_specs(),
     "bank": specs(bank),
     "clinic": specs(clinic),
+    "wallet": specs(wallet),  # its tools declare phrases
 }
 MOODS = ("negated", "conditional", "question", "hedged", "opposite", "reported", "choice")
 

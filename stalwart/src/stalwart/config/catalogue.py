@@ -2,8 +2,10 @@
 
 Each item of `tools:` is a mapping with one key: `python` names a module (a source),
 `mcp` a server (see `mcp.py`), any other key is a tool's name and its value the facts
-about it: `writes`, `undo`, `irreversible`, `retry_safe`, `confirm`, and `timeout`
-(seconds a call may take). A fact said here replaces the decorator's; `undo` and
+about it: `writes`, `undo`, `irreversible`, `retry_safe`, `confirm`, `timeout`
+(seconds a call may take) and `phrases` (a few phrasings a person may say for it, read by
+the selector as its words: `phrases: ["send money"]`; a phrase two of an agent's tools
+say is linted). A fact said here replaces the decorator's; `undo` and
 `irreversible` are alternatives, so saying one here drops the other.
 `confirm: never` lets a write run without asking a person (see `confirms`); `confirm:
 false` is refused for a write (a boolean is too easily said by accident, and YAML reads
@@ -51,6 +53,7 @@ class _RawFacts(Raw):
     # `never` lets a write run unasked; `false` is refused for a write (see _lay_facts).
     confirm: bool | Literal["never"] | None = None
     timeout: int | float | None = None
+    phrases: list[str] | None = None
 
 
 class _RawSource(Raw):
@@ -164,6 +167,8 @@ def _lay_facts(reading: Reading, spec: ToolSpec, raw: _RawFacts, loc: Loc) -> To
         changes["retry_safe"] = raw.retry_safe
     if raw.timeout is not None:
         changes["timeout"] = raw.timeout
+    if raw.phrases is not None:
+        changes["phrases"] = tuple(raw.phrases)
     if raw.undo is not None and raw.irreversible:
         raise reading.error(loc, "a write cannot both name an undo and be irreversible")
     if raw.undo is not None:

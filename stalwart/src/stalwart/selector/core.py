@@ -65,10 +65,16 @@ Reading one clause
    - docstring words: how many distinct stems of the docstring's first paragraph the
      clause says.
 
+   A tool's declared phrases (``@tool(phrases=["send money"])``, agent.yaml's
+   ``phrases:``) are its name's words too, when the clause says one in full: all its
+   words in order, with only stop words between ("send the money"); a phrase's words
+   said apart count for nothing (`vocabulary.py`).
+
    A tool whose name has an undoing word ("reverse" of ``reverse_transfer``, see
    `english.py`'s reversers) is a reading only of a clause that says that word: so
    "transfer 25.00 ..." reaches ``transfer`` and never ties with its undo, and "reverse
-   the transfer ..." reaches ``reverse_transfer``.
+   the transfer ..." reaches ``reverse_transfer``, as does a clause saying one of its
+   declared phrases ("claw back ...").
 
    So "charge" picks ``charge_card`` over a refund whose docstring mentions a charge,
    and "cancel booking B-12" reads as ``cancel_booking(booking='B-12')`` rather than as
@@ -161,18 +167,59 @@ class ToolReading:
 
 
 def _read_as(tool: ToolWords, clause: Clause, binding: Binding) -> ToolReading:
-    """Step 3: the tool's score, from the words the binding left."""
+    """Step 3: the tool's score, from the words the binding left; the words of a phrase of
+    the tool said in full count as its name's."""
     said = frozenset().union(
         *(stems for position, stems in enumerate(clause.said) if position not in binding.used)
     )
+    named = tool.name_stems
+    if tool.phrase_stems:
+        named = named | phrases_said(tool, clause)
     return ToolReading(
         tool=tool,
         args=binding.args,
         at=binding.at,
         problem=_problem(tool, clause, binding),
-        score=(len(said & tool.name_stems), binding.named, len(said & tool.doc_stems)),
+        score=(len(said & named), binding.named, len(said & tool.doc_stems)),
         binding=binding,
     )
+
+
+def phrases_said(tool: ToolWords, clause: Clause) -> frozenset[str]:
+    """The stems of each of the tool's declared phrases the clause says in full: all its
+    words in order, the clause's stop words between them aside ("send the money" says
+    "send money"; "top 40.00" does not say "top up")."""
+    if not tool.phrase_stems:
+        return frozenset()
+    stems, said, tokens = clause.stems, clause.said, clause.tokens
+    found: set[str] = set()
+    for words, content in zip(tool.phrase_words, tool.phrase_stems, strict=True):
+        if not clause.all_said.issuperset(content):
+            continue
+        for start, first in enumerate(stems):
+            if first == words[0] and _says_from(words, stems, said, tokens, start):
+                found.update(content)
+                break
+    return frozenset(found)
+
+
+def _says_from(
+    words: tuple[str, ...],
+    stems: tuple[str | None, ...],
+    said: tuple[frozenset[str], ...],
+    tokens: Sequence[Token],
+    start: int,
+) -> bool:
+    """Whether the phrase's words are said from token `start` on, in order, with only the
+    clause's stop words (words that vote for nothing) between them."""
+    wanted, at = 1, start + 1
+    while wanted < len(words) and at < len(stems):
+        if stems[at] == words[wanted]:
+            wanted += 1
+        elif said[at] or tokens[at].kind is not Kind.WORD:
+            return False  # a word that says something, or a value: the phrase is broken
+        at += 1
+    return wanted == len(words)
 
 
 def _problem(tool: ToolWords, clause: Clause, binding: Binding) -> str | None:
@@ -242,7 +289,8 @@ def read_tokens(
         (_ceiling(tool, cut), order, tool)
         for order, tool in enumerate(tools)
         # else no word of the clause names it, or it does not say the tool's undoing word
-        if not tool.stems.isdisjoint(said) and tool.must_say <= said
+        # (nor one of its phrases, which names it without that word)
+        if not tool.stems.isdisjoint(said) and (tool.must_say <= said or phrases_said(tool, cut))
     ]
     hopeful.sort(key=lambda entry: (entry[0], -entry[1]), reverse=True)
     bindings: dict[Hashable, Binding] = {}
@@ -294,7 +342,7 @@ def _ceiling(tool: ToolWords, clause: Clause) -> tuple[int, int, int]:
     where = clause.where
     named = sum(1 for p in tool.params if not p.stems or p.joined in where or p.stems[0] in where)
     said = clause.all_said
-    return (len(said & tool.name_stems), named, len(said & tool.doc_stems))
+    return (len(said & tool.own_stems), named, len(said & tool.doc_stems))
 
 
 def _first(entry: tuple[int, ToolReading]) -> int:

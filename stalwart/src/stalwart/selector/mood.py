@@ -170,7 +170,8 @@ def for_tool(
     was done. Read once the clause's tool is chosen: "cancel the transfer" is no transfer,
     whichever tool a desk has for cancelling. Quoted strings are values and say none.
     """
-    name, reversing, stems = tool.name_stems, moods.reversing, cut.stems
+    # A word of the tool's name or of a phrase declared for it is its own ("take back").
+    name, reversing, stems = tool.own_stems, moods.reversing, cut.stems
     prefixes, endings = tuple(moods.negating_prefixes), tuple(moods.past_endings)
     own = tool.name_words
     kind = Kind.WORD

@@ -1,6 +1,15 @@
 """What the selector's core knows of a tool: the stems of its name, of its docstring's
-first paragraph and of its parameters' names, with each parameter's type; worked out once
-per tool set and kept, since an agent reads every turn over the same tools.
+first paragraph, of its declared phrases and of its parameters' names, with each
+parameter's type; worked out once per tool set and kept, since an agent reads every turn
+over the same tools.
+
+Declared phrases (``@tool(phrases=["send money"])``, or ``phrases:`` under the tool's name
+in agent.yaml) are a tool's words beside its name's: a clause that says one in full (its
+words in order, stop words aside, stemmed: "send the money", "sends money") counts its
+words as name words, as if they were the tool's name; and such a clause names a tool
+whose name has an undoing word ("give money back" for reverse_transfer) without that word.
+A phrase's words said apart are not its phrase and count for nothing. Their words are the
+tool's own, too, for its moods ("take back" is no reverser of the tool it is a phrase of).
 """
 
 from __future__ import annotations
@@ -65,8 +74,16 @@ class ToolWords:
     name_words: frozenset[str]
     # The stems of its name's words that ask for an undoing ("reverse" of
     # reverse_transfer): a clause that says none of them does not name the tool, so a
-    # tool and its undo never tie, nor is the undo read from "transfer ..." (`core.py`).
+    # tool and its undo never tie, nor is the undo read from "transfer ..." (`core.py`),
+    # unless it says one of the tool's phrases in full.
     must_say: frozenset[str]
+    # Its declared phrases, each as the stems of all its words ("top up": top, up), and
+    # as those less stop words ("top"): a clause that says all of the first in order
+    # counts the second as name words (`core.py`).
+    phrase_words: tuple[tuple[str, ...], ...]
+    phrase_stems: tuple[tuple[str, ...], ...]
+    # Its name's stems and every phrase's: the words that are the tool's own (`mood.py`).
+    own_stems: frozenset[str]
 
     @staticmethod
     def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
@@ -79,6 +96,14 @@ class ToolWords:
         )
         name_stems = _content_stems(spec.name, grammar)
         doc_stems = _content_stems(spec.summary, grammar)
+        phrase_words = [words for words in (word_parts(p) for p in spec.phrases) if words]
+        # A phrase of stop words alone ("up") names nothing and is left out.
+        phrased = [w for w in phrase_words if any(x not in grammar.stop_words for x in w)]
+        phrase_stems = tuple(
+            tuple(grammar.stem(w) for w in words if w not in grammar.stop_words)
+            for words in phrased
+        )
+        said_in_phrases = frozenset(stem for stems in phrase_stems for stem in stems)
         return ToolWords(
             spec=spec,
             name_stems=name_stems,
@@ -87,10 +112,16 @@ class ToolWords:
             by_length=tuple(sorted(params, key=lambda p: -len(p.stems))),
             has_int=any(p.kind is int for p in params),
             signature=_signature(spec, params),
-            phrases=_mood_phrases([spec.name, *(p.name for p in params)], grammar),
-            name_words=frozenset(_name_parts(spec.name)),
+            phrases=(
+                *_mood_phrases([spec.name, *(p.name for p in params)], grammar),
+                *(tuple(words) for words in phrase_words),
+            ),
+            name_words=frozenset(_name_parts(spec.name)).union(*phrase_words),
             must_say=_undoing_stems(spec.name, grammar),
-            stems=name_stems | doc_stems,
+            phrase_words=tuple(tuple(grammar.stem(w) for w in words) for words in phrased),
+            phrase_stems=phrase_stems,
+            own_stems=name_stems | said_in_phrases,
+            stems=name_stems | doc_stems | said_in_phrases,
         )
 
     # Every stem that can vote for the tool: a clause saying none cannot match it.

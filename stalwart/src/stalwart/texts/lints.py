@@ -40,6 +40,10 @@ EXTRA_LINT_TEXTS: Mapping[str, str] = {
         "a write that asks for no confirmation (confirm: never), though every write is "
         "confirmed by a person"
     ),
+    "phrase_shared": (
+        "'{phrase}' is also a phrase of '{other}': a turn it alone decides names both, "
+        "and is not read"
+    ),
     "undeclared_tool": (
         "a {framework} tool agent.yaml does not declare, so it is taken as a write: "
         "confirmed, with no undo; declare it under its name (writes:, undo:, retry_safe:)"

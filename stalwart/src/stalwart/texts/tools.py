@@ -37,6 +37,15 @@ def bad_timeout(tool: str, timeout: Any) -> str:
     return f"tool {tool!r}: timeout must be a number of seconds above 0; got {timeout!r}"
 
 
+def phrases_not_a_list(tool: str, phrases: Any) -> str:
+    """`phrases=` (or agent.yaml's `phrases:`) that is not a list of phrases."""
+    return f'tool {tool!r}: phrases must be a list of phrases, as ["send money"]; got {phrases!r}'
+
+
+def phrase_without_words(tool: str, phrase: Any) -> str:
+    return f"tool {tool!r}: a phrase is a text with a word in it; got {phrase!r}"
+
+
 # What a value should have been, by the kind of pydantic error that refused it: the tail of
 # "its <argument> is <value>, not <expected>". `{...}` are the error's context.
 EXPECTED_TYPES: Mapping[str, str] = {

@@ -240,6 +240,16 @@ def binding_not_in_schema(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
             yield context.lint("binding_not_in_schema", spec, argument=argument, source=source)
 
 
+def phrase_shared(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    """A declared phrase another tool of the agent declares too (its words, case aside):
+    a turn that only this phrase decides names both tools and is not read."""
+    for phrase in spec.phrases:
+        said = phrase.lower()
+        for other in context.agent.tools.values():
+            if other.name != spec.name and said in (p.lower() for p in other.phrases):
+                yield context.lint("phrase_shared", spec, phrase=phrase, other=other.name)
+
+
 def mcp_tool_changed(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
     """An MCP tool whose server lists other annotations or schemas than when first seen."""
     differs = changed(spec)
@@ -268,6 +278,7 @@ LINTS: tuple[Callable[[ToolSpec, _Context], Iterator[Lint]], ...] = (
     compensation_unbound,
     compensation_cycle,
     compensation_out_of_reach,
+    phrase_shared,
 )
 
 

@@ -111,9 +111,13 @@ class ToolSpec:
     takes_idempotency_key: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
     timeout: float | None = None  # seconds a call may take (invoke.py)
+    # A few phrasings a person may say for it ("send money" for transfer): the selector
+    # reads a phrase said in full as the tool's own words (selector/vocabulary.py).
+    phrases: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timeout", invoke.check_timeout(self.name, self.timeout))
+        object.__setattr__(self, "phrases", check_phrases(self.name, self.phrases))
         if not self.writes and (self.undo is not None or self.irreversible):
             raise ToolDefinitionError(
                 f"tool {self.name!r}: only a write (writes=True) can have an undo "
@@ -220,6 +224,7 @@ def tool(
     retry_safe: bool = False,
     name: str | None = None,
     timeout: float | None = None,
+    phrases: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
 
 
@@ -233,6 +238,7 @@ def tool(
     retry_safe: bool = False,
     name: str | None = None,
     timeout: float | None = None,
+    phrases: Iterable[str] = (),
 ) -> Any:
     """Mark a function as a tool.
 
@@ -242,7 +248,8 @@ def tool(
     `@tool(writes=True, irreversible=True)` is a write nothing can undo;
     `@tool(writes=True, retry_safe=True)` is a write that may be sent again under
     its idempotency key. `timeout=` (seconds) bounds a call: past it the call is in
-    doubt. An `async def` tool is awaited (see invoke.py).
+    doubt. An `async def` tool is awaited (see invoke.py). `phrases=["send money"]` gives
+    the tool a few phrasings a person may say for it, read by the selector as its words.
     """
 
     def mark(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -254,6 +261,7 @@ def tool(
             irreversible=irreversible,
             retry_safe=retry_safe,
             timeout=timeout,
+            phrases=phrases,
         )
         setattr(function, _MARK, spec)
         return function
@@ -307,6 +315,7 @@ def spec_from_function(
     irreversible: bool = False,
     retry_safe: bool = False,
     timeout: float | None = None,
+    phrases: Iterable[str] = (),
 ) -> ToolSpec:
     """Read a function's signature, hints and docstring into a ToolSpec."""
     tool_name = name or function.__name__
@@ -352,7 +361,24 @@ def spec_from_function(
         retry_safe=retry_safe,
         takes_idempotency_key=takes_key,
         timeout=timeout,
+        phrases=check_phrases(tool_name, phrases),
     )
+
+
+_PHRASE_WORD = re.compile(r"[^\W\d_]")
+
+
+def check_phrases(tool_name: str, phrases: object) -> tuple[str, ...]:
+    """A tool's declared phrases, each a text with a word in it, its spaces made single;
+    a `ToolDefinitionError` for anything else (a lone string is one phrase's letters)."""
+    if isinstance(phrases, str) or not isinstance(phrases, Iterable):
+        raise ToolDefinitionError(texts.phrases_not_a_list(tool_name, phrases))
+    checked: list[str] = []
+    for phrase in phrases:
+        if not isinstance(phrase, str) or not _PHRASE_WORD.search(phrase):
+            raise ToolDefinitionError(texts.phrase_without_words(tool_name, phrase))
+        checked.append(" ".join(phrase.split()))
+    return tuple(checked)
 
 
 def type_schema(annotation: Any) -> dict[str, Any]:
