@@ -32,7 +32,7 @@ $(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade 'pip>=25.1'
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) \
-		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph]' -e 'radian[serve]' \
+		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph,openai-agents]' -e 'radian[serve]' \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	touch $(STAMP)
 
@@ -44,6 +44,9 @@ demo: setup $(NPM_TOOLS_DEP)
 	@echo
 	@echo "The same failed order, as a LangChain agent (LangGraph) guarded by stalwart:"
 	cd stalwart/examples/langgraph && ../../../$(PY) run.py
+	@echo
+	@echo "The same failed order, as an OpenAI Agents SDK agent guarded by stalwart:"
+	cd stalwart/examples/openai_agents && ../../../$(PY) run.py
 	@echo
 	@echo "The same desk in a browser (stalwart serve, docs: stalwart/docs/serving.md):"
 	@echo "  cd stalwart/examples/shop && ../../../.venv/bin/stalwart users set agent.users u-17"
@@ -99,7 +102,7 @@ test-py313: $(NPM_TOOLS_DEP)
 	$(PYTHON313) -m venv $(VENV_313)
 	$(VENV_313)/bin/python -m pip install --quiet --upgrade 'pip>=25.1'
 	$(VENV_313)/bin/python -m pip install --quiet -c $(CONSTRAINTS) \
-		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph]' -e radian \
+		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph,openai-agents]' -e radian \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	$(VENV_313)/bin/python -m pytest stalwart/tests -p no:cacheprovider
 	$(VENV_313)/bin/python -m pytest radian/tests -n auto -p no:cacheprovider
@@ -123,6 +126,7 @@ lint-stalwart: setup
 	cd stalwart/examples/shop && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py shop
 	cd stalwart/examples/pydantic_ai && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py
 	cd stalwart/examples/langgraph && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py
+	cd stalwart/examples/openai_agents && ../../../$(VENV)/bin/mypy --config-file ../../pyproject.toml run.py
 
 lint-radian: setup
 	$(VENV)/bin/ruff check radian

@@ -25,6 +25,7 @@ from conftest import Project, session_identity
 from http_faults import charging_server
 from model_wire import WireServer
 from pydantic_ai_desk import (
+    MODEL_TOOLS,
     any_address,
     loopback_only,
     pydantic_agent,
@@ -38,7 +39,7 @@ from stalwart._engine.keys import idempotency_key
 
 pytestmark = pytest.mark.acceptance
 
-ADAPTERS = ("pydantic_ai", "langgraph")
+ADAPTERS = ("pydantic_ai", "langgraph", "openai_agents")
 
 
 @dataclass
@@ -128,6 +129,41 @@ def _langgraph(
     )
 
 
+def _openai_agents(stack: ExitStack, project: Project, desk: Any, wire: WireServer) -> Guarded:
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, RunState, set_tracing_disabled
+    from agents.exceptions import UserError
+    from openai import AsyncOpenAI
+
+    from stalwart.adapters.openai_agents import StalwartDriver, StalwartTools
+
+    set_tracing_disabled(True)
+    client = AsyncOpenAI(base_url=wire.url + "/v1", api_key="k", max_retries=0)
+    tools = StalwartTools(desk)
+    agent: Agent[Any] = Agent(
+        name="desk",
+        model=OpenAIChatCompletionsModel(model="m", openai_client=client),
+        tools=tools.tools(*(getattr(project.module, name) for name in MODEL_TOOLS)),
+    )
+    driver = stack.enter_context(StalwartDriver(agent, tools))
+    stack.callback(lambda: driver._sync(client.close()))
+
+    def forge(asked: Any) -> None:
+        async def approve_it() -> None:
+            state = await RunState.from_json(agent, driver.guard.kept("u")["state"])
+            for item in state.get_interruptions():
+                state.approve(item)
+            try:
+                await Runner.run(agent, state)
+            except UserError as wrapped:  # the SDK wraps what a tool raises: the refusal
+                raise wrapped.__cause__ or wrapped from None
+
+        driver._sync(approve_it())
+
+    return Guarded(
+        "openai_agents", "openai-agents", project.folder, wire, desk, project.module, driver, forge
+    )
+
+
 @pytest.fixture(params=ADAPTERS)
 def make(
     request: pytest.FixtureRequest, tmp_path: Path, wire: WireServer, record: str
@@ -141,6 +177,8 @@ def make(
             stack.callback(desk.close)
             if request.param == "pydantic_ai":
                 return _pydantic_ai(stack, project, desk, wire)
+            if request.param == "openai_agents":
+                return _openai_agents(stack, project, desk, wire)
             return _langgraph(stack, project, desk, wire, record)
 
         yield build

@@ -202,3 +202,40 @@ def durability_refused(durability: str) -> str:
         "a run taken up after a crash could ask the model again and send the write under a new "
         "call id; guarded writes run with durability='sync'"
     )
+
+
+# --- the OpenAI Agents SDK adapter (stalwart.adapters.openai_agents) ---
+
+OPENAI_AGENTS_MISSING = (
+    "stalwart's OpenAI Agents SDK adapter needs openai-agents: "
+    "pip install 'stalwart[openai-agents]'"
+)
+AGENTS_WITHOUT_DRIVER = (
+    "this agent's tools are guarded by stalwart (StalwartTools): run it through its "
+    "StalwartDriver, never with Runner.run alone, whose approvals (RunState.approve) no person "
+    "gave; nothing was sent"
+)
+
+
+def unguarded_tool_refused(tool: str) -> str:
+    return (
+        f"{tool} is a function tool stalwart's factory did not build: its failures and timeouts "
+        "would reach the model as text, and nothing would key, record or undo it. Build it with "
+        "StalwartTools(desk).tool(function)"
+    )
+
+
+def hosted_tool_refused(kind: str) -> str:
+    return (
+        f"{kind} runs on OpenAI's side (or the SDK's), where stalwart cannot key, record or undo "
+        "it, beside writes stalwart guards: a failed run could not undo what it did. Remove it "
+        "from a guarded agent"
+    )
+
+
+def mcp_servers_refused(names: list[str]) -> str:
+    return (
+        f"the agent's MCP servers ({', '.join(names)}) give it tools the SDK builds, which "
+        "stalwart's factory cannot guard. Serve them through agent.yaml's mcp: tool sources "
+        "instead"
+    )
