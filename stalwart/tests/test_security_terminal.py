@@ -25,6 +25,7 @@ from terminal import SCREENS, Piped, Screen, Terminal
 
 from stalwart import limits
 from stalwart.config.yamldoc import MAX_ALIASES
+from stalwart.texts.serve import CHAT_REASON_PROMPT
 
 pytestmark = pytest.mark.acceptance
 
@@ -64,7 +65,15 @@ def _chat(screen: Screen, folder: Path, *args: str) -> Terminal | Piped:
 
 def _answer(chat: Terminal | Piped, key: str) -> None:
     chat.expect(KEYS)  # the keys are read from here on
+    _key(chat, key)
+
+
+def _key(chat: Terminal | Piped, key: str) -> None:
+    """Press `key`; a skip or a cancel all then asks why, and Enter gives no reason."""
     chat.send(key)
+    if key in ("s", "c"):
+        chat.expect(CHAT_REASON_PROMPT.rstrip())
+        chat.send("\n")
 
 
 def _ends(shown: str, lines: str) -> bool:
@@ -139,7 +148,7 @@ def test_a_key_for_a_question_answered_elsewhere_is_refused_and_what_waits_now_i
                 in refused
             )
             assert _ends(refused, "Run plant_tree(order=1)?\n")  # asked afresh
-            late.send("c")
+            _key(late, "c")
             late.expect(cancelled)  # so the stale key approved nothing: plant_tree never ran
         finally:
             _leave(late)
@@ -257,7 +266,7 @@ def test_the_atomic_run_sentence_shows_only_where_another_write_would_be_undone(
         chat.send("a")
         before = chat.expect(KEYS)
         assert _ends(before, f"Run ring_bell(order=4)? {IN_ATOMIC_RUN}\n{IRREVERSIBLE}\n"), before
-        chat.send("c")
+        _key(chat, "c")
         chat.expect(
             "This run stopped: you cancelled it at ring_bell. "
             "Undone, latest first: paint_fence (by unpaint_fence)."
