@@ -347,7 +347,7 @@ def test_yaml_syntax_error_names_its_line(make_project: MakeProject) -> None:
             DESK.replace("model:", "modle:"),
             "agents.desk.modle",
             "unknown key 'modle'; expected one of: model, tools, on_unread, instructions, "
-            "max_tokens, temperature, thinking, timeout, stream",
+            "max_tokens, temperature, thinking, timeout, stream, languages",
             3,
         ),
         (DESK + "runs: eventually\n", "runs", "expected 'atomic', got 'eventually'", 7),

@@ -59,7 +59,7 @@ def desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         if block["mark"].startswith("file: "):
             (folder / block["mark"].removeprefix("file: ")).write_text(block["body"])
     yield folder / "agent.yaml"
-    unload_python_sources(folder, ["bank"])
+    unload_python_sources(folder, ["bank", "carteira"])
 
 
 def _shown(reading: Reading) -> list[str]:
@@ -72,21 +72,23 @@ def _shown(reading: Reading) -> list[str]:
 def test_the_guide_has_its_desk_and_enough_examples() -> None:
     marks = {m["mark"] for m in _MARKED_BLOCK.finditer(_guide())}
     assert {"file: bank.py", "file: agent.yaml", "file: phrased.yaml", "explain"} <= marks
-    assert {yaml for yaml, _, _ in _rows("read")} == {"agent.yaml", "phrased.yaml"}
+    assert {yaml for yaml, _, _ in _rows("read")} == {"agent.yaml", "phrased.yaml", "carteira.yaml"}
     assert len(list(_rows("read"))) >= 8
     assert len(list(_rows("refused"))) >= 15
 
 
 def test_each_turn_the_guide_says_is_read_gives_its_steps(desk: Path) -> None:
     for yaml, turn, steps in _rows("read"):
-        reading = read_turn(turn, list(load_agent(desk.parent / yaml).tools.values()))
+        agent = load_agent(desk.parent / yaml)
+        reading = read_turn(turn, list(agent.tools.values()), agent.languages)
         assert reading.read, (turn, reading.reason)
         assert _shown(reading) == steps, turn
 
 
 def test_each_turn_the_guide_says_is_refused_is_so_for_its_reason(desk: Path) -> None:
     for yaml, turn, (reason,) in _rows("refused"):
-        reading = read_turn(turn, list(load_agent(desk.parent / yaml).tools.values()))
+        agent = load_agent(desk.parent / yaml)
+        reading = read_turn(turn, list(agent.tools.values()), agent.languages)
         assert (reading.steps, reading.reason) == ((), reason), turn
 
 

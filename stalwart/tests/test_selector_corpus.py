@@ -1,5 +1,5 @@
 """The selector measured, not hoped (issue 29, point 6): every turn of the labelled corpus
-(`selector_corpus.yaml`, four desks) is read, and counted as
+(`selector_corpus.yaml`, five desks, one of them Portuguese) is read, and counted as
 
 - read right: exactly the steps of its label;
 - refused: no step (for a turn whose label has steps, one the selector does not read yet:
@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, field_validator
-from selector_toolsets import bank, clinic, shop_specs, specs, wallet
+from selector_toolsets import bank, carteira, clinic, shop_specs, specs, wallet
 
 from stalwart import texts
-from stalwart.selector import Reading, read_turn
+from stalwart.selector import DEFAULT, Reading, read_turn
 from stalwart.tools import ToolSpec
 
 pytestmark = pytest.mark.unit
@@ -34,7 +34,17 @@ DESKS: dict[str, list[ToolSpec]] = {
     "bank": specs(bank),
     "clinic": specs(clinic),
     "wallet": specs(wallet),  # its tools declare phrases
+    "carteira": specs(carteira),  # Portuguese, with Portuguese phrases
 }
+# The languages each desk's agent reads (agent.yaml `languages:`): English alone unless said.
+LANGUAGES: dict[str, tuple[str, ...]] = {"carteira": ("english", "portuguese")}
+
+
+def read_on(entry: Labelled) -> Reading:
+    """The entry's turn, read on its desk in its desk's languages."""
+    return read_turn(entry.turn, DESKS[entry.desk], LANGUAGES.get(entry.desk, DEFAULT))
+
+
 MOODS = ("negated", "conditional", "question", "hedged", "opposite", "reported", "choice")
 
 
@@ -129,7 +139,7 @@ def test_the_corpus_is_read_with_no_misread() -> None:
     by_says: dict[str, Counter[str]] = {"names": Counter(), "person": Counter()}
     misread: list[str] = []
     for entry in CORPUS_TURNS:
-        reading = read_turn(entry.turn, DESKS[entry.desk])
+        reading = read_on(entry)
         found = verdict(entry, reading)
         counts[found] += 1
         by_desk[entry.desk][found] += 1
@@ -139,7 +149,7 @@ def test_the_corpus_is_read_with_no_misread() -> None:
             misread.append(f"{entry.desk}: {entry.turn!r} gave {said}, label {entry.steps}")
     print(f"\nselector corpus: {len(CORPUS_TURNS)} turns: {_counts(counts)}")
     for name, counted in [*by_desk.items(), *by_says.items()]:
-        print(f"  {name:>7}: {_counts(counted)}")
+        print(f"  {name:>8}: {_counts(counted)}")
     assert not misread, "misread:\n" + "\n".join(misread)
 
 
@@ -154,7 +164,7 @@ def _counts(found: Counter[str]) -> str:
 )
 def test_a_negated_conditional_asked_or_hedged_turn_says_so(entry: Labelled) -> None:
     assert entry.mood is not None
-    reading = read_turn(entry.turn, DESKS[entry.desk])
+    reading = read_on(entry)
     assert reading.steps == ()
     assert reading.reason is not None and reading.unread_clause is not None
     said = texts.MOOD_REASONS[entry.mood]

@@ -234,7 +234,8 @@ class Agent:
         (`selector.explain_turn`). It runs nothing, asks nothing and records nothing.
         `InputRefused` past `stalwart.limits`, as `chat`."""
         limits.check_turn(turn)
-        return selector.explain_turn(turn, list(self.config.tools.values()))
+        tools = list(self.config.tools.values())
+        return selector.explain_turn(turn, tools, self.config.languages)
 
     # --- a person's turn and answers ---
 
@@ -649,10 +650,11 @@ class Agent:
 
     def _read(self, turn: str) -> Any:
         limits.check_turn(turn)
-        reader = self._reader
-        if reader is None:
-            reader = selector.read_turn
-        reading = reader(turn, list(self.config.tools.values()))
+        tools = list(self.config.tools.values())
+        if self._reader is None:  # the selector, in the agent's languages (agent.yaml)
+            reading = selector.read_turn(turn, tools, self.config.languages)
+        else:
+            reading = self._reader(turn, tools)
         limits.check_steps(len(reading.steps))
         return reading
 

@@ -485,12 +485,13 @@ def users_set(users_file: Path, name: str, password_stdin: bool) -> None:
 def explain(config: Path, turn: str, agent_name: str | None, as_json: bool) -> None:
     """How TURN is read over CONFIG's tools, clause by clause; runs nothing."""
     try:
-        tools = list(load_agent(config, agent_name).tools.values())
+        agent = load_agent(config, agent_name)
     except ConfigError as error:
         click.echo(str(error), err=True)
         raise SystemExit(EXIT_BAD_CONFIG) from None
+    tools = list(agent.tools.values())
     try:
-        explanation = explain_turn(limits.check_turn(turn), tools)
+        explanation = explain_turn(limits.check_turn(turn), tools, agent.languages)
     except InputRefused as error:
         click.echo(str(error), err=True)
         raise SystemExit(EXIT_BAD_CONFIG) from None

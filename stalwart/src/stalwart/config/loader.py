@@ -7,6 +7,7 @@ The file's shape (every key but `agents` may be left out)::
         model: "anthropic:claude-sonnet-5-5"     # "<provider>:<model>"; kept, never called here
         tools: [get_order, charge_card, refund_card]
         on_unread: refuse                         # or "model"; default refuse
+        languages: [english, portuguese]          # what turns are read in; default english
         instructions: {file: ./desk.md}           # or a text; the system prompt, beside
                                                   #   stalwart's own rules
         max_tokens: 2048                          # the model's options (docs/models.md)
@@ -133,6 +134,7 @@ class _RawAgent(Raw):
     thinking: _RawThinking | None = None
     timeout: float | None = None
     stream: bool = False
+    languages: list[Literal["english", "portuguese"]] = ["english"]
 
 
 class _RawFile(Raw):
@@ -283,11 +285,17 @@ class _Loader(Reading):
                 raise self.error((*loc, "tools", index), f"no tool source provides {tool_name!r}")
             tools[tool_name] = project.catalogue[tool_name]
         model = None if raw.model is None else self._model(raw.model, (*loc, "model"))
+        if not raw.languages:
+            raise self.error((*loc, "languages"), "expected one language or more")
+        for index, language in enumerate(raw.languages):
+            if language in raw.languages[:index]:
+                raise self.error((*loc, "languages", index), f"{language!r} is listed twice")
         return AgentConfig(
             name=name,
             model=model,
             tools=types.MappingProxyType(tools),
             on_unread=raw.on_unread,
+            languages=tuple(raw.languages),
             rulebook=project.rulebook,
             runs=project.runs,
             record=project.record,

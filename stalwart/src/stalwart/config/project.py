@@ -71,6 +71,9 @@ class AgentConfig:
     prices: Mapping[str, Price] = field(default_factory=dict)  # the project's `prices:`
     instructions: str | None = None  # the agent's own, sent beside stalwart's rules
     model_options: ModelOptions = field(default_factory=ModelOptions)
+    # The languages its turns are read in (the selector's grammars), English alone unless
+    # agent.yaml says `languages: [english, portuguese]`.
+    languages: tuple[str, ...] = ("english",)
 
 
 def confirms(spec: ToolSpec) -> bool:

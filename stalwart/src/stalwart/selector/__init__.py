@@ -41,8 +41,11 @@ How a turn is read, clause by clause, each argument with the words it came from,
 each clause not read with its reason: ``explain_turn(turn, tools)`` (`explain.py`), also
 ``stalwart explain agent.yaml "turn"``. It runs nothing.
 
-Language: the selector reads English. Portuguese is its next grammar and has not
-shipped (`portuguese.py`); a turn written in Portuguese is not read as anything.
+Languages: an agent reads English unless its agent.yaml says ``languages: [english,
+portuguese]`` (``read_turn(turn, tools, languages)``): each turn is then read in exactly
+one of them, told by its words, and a mixed or unclear one is refused (`languages.py`;
+the Portuguese grammar is `portuguese.py`). With English alone, a turn written in
+Portuguese is not read as anything.
 """
 
 from __future__ import annotations
@@ -51,14 +54,17 @@ from collections.abc import Sequence
 
 from stalwart.tools import ToolSpec
 
-from ..texts import NOT_ENGLISH
-from . import english, portuguese
+from ..texts import LANGUAGE_UNCLEAR, MOOD_REASONS
+from . import english
 from .core import Reading, Step, read
 from .explain import ArgumentRead, ClauseRead, Explanation, explain, explained_unread
 from .grammar import Grammar
+from .languages import DEFAULT, LANGUAGES, grammars, language_of
 
 __all__ = [
+    "DEFAULT",
     "GRAMMAR",
+    "LANGUAGES",
     "ArgumentRead",
     "ClauseRead",
     "Explanation",
@@ -66,24 +72,60 @@ __all__ = [
     "Reading",
     "Step",
     "explain_turn",
+    "grammars",
     "read_turn",
 ]
 
-# The language `read_turn` reads: the grammar an agent reads its turns with by default.
+# The language `read_turn` reads by default: the grammar an agent reads its turns with.
 GRAMMAR = english.GRAMMAR
 
-_ENGLISH_MARKS = english.STOP_WORDS | {"then"}
+
+def read_turn(turn: str, tools: Sequence[ToolSpec], languages: Sequence[str] = DEFAULT) -> Reading:
+    """Read a turn into steps over these tools, in one of `languages` (English alone by
+    default); see the module's docstring."""
+    grammar = language_of(turn, languages)
+    if isinstance(grammar, str):
+        return Reading(steps=(), unread_clause=turn.strip(), reason=grammar)
+    if grammar is not None:
+        return read(turn, tools, grammar)
+    return _read_in_each(turn, tools, languages)[0]
 
 
-def read_turn(turn: str, tools: Sequence[ToolSpec]) -> Reading:
-    """Read an English turn into steps over these tools; see the module's docstring."""
-    if portuguese.reads_as_portuguese(turn, _ENGLISH_MARKS):
-        return Reading(steps=(), unread_clause=turn.strip(), reason=NOT_ENGLISH)
-    return read(turn, tools, GRAMMAR)
-
-
-def explain_turn(turn: str, tools: Sequence[ToolSpec]) -> Explanation:
+def explain_turn(
+    turn: str, tools: Sequence[ToolSpec], languages: Sequence[str] = DEFAULT
+) -> Explanation:
     """How `read_turn` reads the turn, clause by clause (`explain.py`); runs nothing."""
-    if portuguese.reads_as_portuguese(turn, _ENGLISH_MARKS):
-        return explained_unread(turn, NOT_ENGLISH)
-    return explain(turn, tools, GRAMMAR)
+    grammar = language_of(turn, languages)
+    if isinstance(grammar, str):
+        return explained_unread(turn, grammar)
+    if grammar is None:
+        reading, grammar = _read_in_each(turn, tools, languages)
+        if grammar is None:
+            return explained_unread(turn, reading.reason or "")
+    return explain(turn, tools, grammar)
+
+
+_MOOD_REASONS = tuple(MOOD_REASONS.values())
+
+
+def _read_in_each(
+    turn: str, tools: Sequence[ToolSpec], languages: Sequence[str]
+) -> tuple[Reading, Grammar | None]:
+    """A turn whose words mark no language, read in each of the agent's: its reading when
+    all agree (the same steps, or none), with the grammar it is that of; else not read,
+    with a reason a language gives for its mood ("never" in English), or as unclear."""
+    each = [(read(turn, tools, grammar), grammar) for grammar in grammars(languages)]
+    first = each[0]
+    if all(_same(reading, first[0]) for reading, _ in each):
+        return first
+    for reading, grammar in each:
+        if reading.reason is not None and reading.reason.startswith(_MOOD_REASONS):
+            return reading, grammar
+    return Reading(steps=(), unread_clause=turn.strip(), reason=LANGUAGE_UNCLEAR), None
+
+
+def _same(reading: Reading, other: Reading) -> bool:
+    """One reading: the same steps, or both not read (the first one's reason is said)."""
+    if not reading.read or not other.read:
+        return not reading.read and not other.read
+    return [(s.tool, s.args) for s in reading.steps] == [(s.tool, s.args) for s in other.steps]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -139,6 +140,7 @@ class Grammar:
     integer: re.Pattern[str]  # numbers are written with digits: a word of letters is none
     decimal: re.Pattern[str]
     number_marks: str = ""  # characters allowed before a number and not part of it
+    number_prefixes: tuple[str, ...] = ()  # and texts, before the marks ("R$" of "R$25,00")
     decimal_point: str = "."  # how `decimal` writes the point ("40,00" in Portuguese)
     thousands_separator: str = ""  # between groups of three digits ("1,250.00"), if any
     # A number written so that it is two amounts ("1,250": 1250 here, 1.25 where a comma
@@ -156,6 +158,9 @@ class Grammar:
     articles: frozenset[str] = frozenset()
     # Words that may follow an amount and say nothing more of it ("25.00 USD", "40 dollars").
     currency_words: frozenset[str] = frozenset()
+    # Whether a stem is compared with its accents taken off, so a word typed without them
+    # is the same word ("cartao" is "cartão" in Portuguese; English has none to fold).
+    fold_accents: bool = False
     # The stems of the moods' qualifiers, made once (`mood.py` compares stems).
     qualifier_stems: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -164,7 +169,7 @@ class Grammar:
         object.__setattr__(self, "qualifier_stems", stems)
 
     def stem(self, word: str) -> str:
-        return _stem(self.language, word.lower())
+        return _stem(self.language, word.lower(), self.fold_accents)
 
     def number(self, text: str) -> Decimal | None:
         """The value of a number as this language writes it, or None if `text` is none."""
@@ -194,6 +199,10 @@ class Grammar:
 
 
 @functools.lru_cache(maxsize=8192)
-def _stem(language: str, word: str) -> str:
+def _stem(language: str, word: str, fold_accents: bool = False) -> str:
     # A stemmer object keeps state while it works, so each call takes its own.
-    return str(snowballstemmer.stemmer(language).stemWord(word))
+    stem = str(snowballstemmer.stemmer(language).stemWord(word))
+    if not fold_accents:
+        return stem
+    decomposed = unicodedata.normalize("NFD", stem)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))

@@ -169,7 +169,12 @@ def _read_chunk(text: str, grammar: Grammar) -> _Read:
     if _WORD.fullmatch(stripped):
         # Letters only: no number (a grammar writes its numbers with digits).
         return (Kind.WORD, stripped, start, stripped.lower())
-    unmarked = stripped.lstrip(grammar.number_marks)
+    unmarked = stripped
+    for prefix in grammar.number_prefixes:  # "R$25,00"
+        if unmarked.startswith(prefix) and unmarked[len(prefix) : len(prefix) + 1].isdigit():
+            unmarked = unmarked[len(prefix) :]
+            break
+    unmarked = unmarked.lstrip(grammar.number_marks)
     at = start + len(stripped) - len(unmarked)
     ambiguous, malformed = grammar.ambiguous_number, grammar.malformed_number
     if ambiguous is not None and ambiguous.fullmatch(unmarked):

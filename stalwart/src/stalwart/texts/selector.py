@@ -8,7 +8,34 @@ from .questions import visible
 
 # --- why the selector did not read a clause (selector/core.py) ---
 
+# Said for an agent that reads English alone (the default), as before Portuguese shipped:
+# a verify turns file keeps it (QG201 compares), so it is kept word for word.
 NOT_ENGLISH = "the turn is not English; it reads as Portuguese, which is not read yet"
+# A turn whose words mark no language, read differently (or not at all) in some of the
+# agent's languages (selector/languages.py).
+LANGUAGE_UNCLEAR = (
+    "the turn says no word that tells its language, and is not read as the same steps "
+    "in each of the agent's languages"
+)
+
+
+def turn_mixes_languages(english_word: str, portuguese_word: str) -> str:
+    return f'the turn mixes English ("{english_word}") and Portuguese ("{portuguese_word}")'
+
+
+def turn_in_a_language_not_read(language: str, languages: Sequence[str]) -> str:
+    return (
+        f"the turn reads as {language.capitalize()}, which this agent does not read "
+        f"(languages: {', '.join(languages)})"
+    )
+
+
+def languages_unknown(languages: Sequence[str], known: Sequence[str]) -> str:
+    return (
+        f"languages must be one or more of {', '.join(known)}; got {', '.join(languages) or 'none'}"
+    )
+
+
 NOTHING_SAID = "the turn says nothing"
 NO_TOOL_MATCHES = "no tool matches"
 _COUNT_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
