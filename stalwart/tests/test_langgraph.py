@@ -10,6 +10,7 @@ stalwart/pyproject.toml).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -710,3 +711,57 @@ def test_a_worker_killed_mid_write_is_taken_up_in_another_process_from_the_check
             assert keys_log(tmp_path) == [("close_order", key, 1)]
     finally:
         desk.stalwart.close()
+
+
+# --- the graph on an event loop: graph.ainvoke, awrap_tool_call, an async checkpointer ---
+
+
+async def _async_run(tmp_path: Path, wire: WireServer, record: str) -> tuple[Any, ...]:
+    from contextlib import AsyncExitStack
+
+    async with AsyncExitStack() as stack:
+        url = _record_url(tmp_path, record)
+        saver: Any
+        if url.startswith("postgresql"):
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+            saver = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(url))
+            await saver.setup()
+        else:
+            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+            saver = await stack.enter_async_context(
+                AsyncSqliteSaver.from_conn_string(str(tmp_path / "checkpoints.sqlite"))
+            )
+        project = write_desk(tmp_path, record=record)
+        desk = project.agent(clock=FakeClock())
+        stack.callback(desk.close)
+        module: Any = project.module
+        module.FAIL.add("notify")
+        driver = StalwartDriver(langgraph_agent(desk, module, wire.url, saver))
+        wire.enqueue_reply(
+            tool_calls(
+                ("call_1", "close_order", {"order": 4411}),
+                ("call_2", "hold_stock", {"order": 4411}),
+            )
+        )
+        wire.enqueue_reply(tool_calls(("call_3", "notify", {"order": 4411})))
+        asked = await driver.run("close 4411, hold its stock and tell the customer", user="u")
+        first = [(w.tool, w.step) for w in asked.waiting]
+        while asked.waiting and asked.waiting[0].kind == "confirm":
+            asked = await driver.confirm("u", "approve", question=asked.waiting[0])
+        return first, asked.text, [name for name, *_ in module.CALLS], module.CALLS[3][1]
+
+
+def test_a_graph_awaited_on_an_event_loop_is_guarded_by_awrap_tool_call(
+    tmp_path: Path, wire: WireServer, record: str
+) -> None:
+    first, reply, calls, released = asyncio.run(_async_run(tmp_path, wire, record))
+    assert first == [("close_order", 1)]
+    assert reply == (
+        "This run stopped: notify failed (RuntimeError). Undone, latest first: "
+        "hold_stock (by release_stock), close_order (by reopen_order)."
+    )
+    assert calls == ["close_order", "hold_stock", "notify", "release_stock", "reopen_order"]
+    assert released == {"order": 4411, "hold": "h-4411"}
+    assert len(wire.requests) == 2

@@ -61,9 +61,9 @@ import asyncio
 import functools
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -324,7 +324,9 @@ class StalwartDriver:
 
     `graph` is a compiled graph (`create_agent(...)`, or a hand-built one) whose tool calls
     go through a `StalwartMiddleware` (or give it as `guard`). The unsafe set-ups are
-    refused here (`UnsafeSetup`). Every invocation runs with durability "sync".
+    refused here (`UnsafeSetup`). Every invocation runs with durability "sync". The
+    `*_sync` methods invoke the graph (`graph.invoke`); `run`, `answer`, `confirm` and
+    `resume` await it (`graph.ainvoke`, with an async checkpointer).
     """
 
     def __init__(self, graph: Any, *, guard: StalwartMiddleware | None = None) -> None:
@@ -400,6 +402,69 @@ class StalwartDriver:
                     raise RunStateError(texts.no_guarded_run(self.guard.agent.session_id(user)))
                 return GuardedResult(reply, self._messages(bound))
             return self._drive(bound, self._resumed(bound), context)
+
+    # --- the same, for a graph run on an event loop (graph.ainvoke; an async checkpointer) ---
+
+    async def run(
+        self,
+        turn: str,
+        *,
+        user: str,
+        session: str | None = None,
+        messages: Sequence[AnyMessage] | None = None,
+        context: Any = None,
+    ) -> GuardedResult:
+        """`run_sync`, with `graph.ainvoke`: the middleware's `awrap_tool_call` guards the
+        calls (an async checkpointer: AsyncSqliteSaver, AsyncPostgresSaver)."""
+        history = list(messages or [])
+        async with self._aopen(user, session) as bound:
+            thread = f"stalwart-{uuid.uuid4().hex}"
+            bound.kept = {"thread": thread, "before": len(history), "turn": turn}
+            await bound.acall(functools.partial(GuardedRun.begin, turn=turn, kept=bound.kept))
+            start = {"messages": [*history, HumanMessage(turn)]}
+            return await self._adrive(bound, start, context)
+
+    async def answer(
+        self,
+        user: str,
+        answer: str,
+        *,
+        question: Waiting | str | None = None,
+        session: str | None = None,
+        context: Any = None,
+    ) -> GuardedResult:
+        """`answer_sync`, with `graph.ainvoke`."""
+        reply = await asyncio.to_thread(
+            self.guard.answer, user, answer, question=question, session=session
+        )
+        return await self._aafter(reply, user, session, context)
+
+    async def confirm(
+        self,
+        user: str,
+        answer: str,
+        *,
+        question: Waiting | str | None = None,
+        session: str | None = None,
+        context: Any = None,
+    ) -> GuardedResult:
+        """`confirm_sync`, with `graph.ainvoke`."""
+        reply = await asyncio.to_thread(
+            self.guard.confirm, user, answer, question=question, session=session
+        )
+        return await self._aafter(reply, user, session, context)
+
+    async def resume(
+        self, user: str, *, session: str | None = None, context: Any = None
+    ) -> GuardedResult:
+        """`resume_sync`, with `graph.ainvoke`."""
+        async with self._aopen(user, session) as bound:
+            if not bound.run.running:
+                reply = await bound.acall(GuardedRun.reply)
+                if reply is None:
+                    raise RunStateError(texts.no_guarded_run(self.guard.agent.session_id(user)))
+                return GuardedResult(reply, await self._athread_messages(bound.kept))
+            return await self._adrive(bound, await self._aresumed(bound), context)
 
     def close(self) -> None:
         """Nothing to close: the record and the checkpointer are the app's."""
@@ -477,6 +542,82 @@ class StalwartDriver:
         config = {"configurable": {"thread_id": kept["thread"]}}
         values = self.graph.get_state(config).values
         return list(values.get("messages", [])) if isinstance(values, Mapping) else []
+
+    async def _aafter(
+        self, reply: Reply, user: str, session: str | None, context: Any
+    ) -> GuardedResult:
+        if reply.state == "running":
+            return await self.resume(user, session=session, context=context)
+        kept = await asyncio.to_thread(self.guard.kept, user, session=session)
+        messages = await self._athread_messages(kept)
+        if _rewound(reply) and isinstance(kept, Mapping):
+            messages = _rewind(messages, kept, reply)
+        return GuardedResult(reply, messages)
+
+    async def _adrive(self, bound: _Bound, start: Any, context: Any) -> GuardedResult:
+        config = {"configurable": {"thread_id": bound.kept["thread"]}}
+        for _ in range(_ROUNDS):
+            token = _BOUND.set(bound)
+            try:
+                state = await self.graph.ainvoke(start, config, context=context, durability="sync")
+            except RunStopped as stopped:
+                return await self._astopped(bound, stopped.reply)
+            except StalwartError:
+                raise
+            except Exception as error:
+                return await self._astopped(bound, await bound.acall(GuardedRun.fail, error))
+            finally:
+                _BOUND.reset(token)
+            messages = list(state.get("messages", []))
+            if state.get("__interrupt__"):
+                now = await bound.acall(GuardedRun.reply)
+                assert now is not None
+                if now.state != "running":
+                    return GuardedResult(now, messages)
+                start = await self._aresumed(bound)
+                continue
+            reply = await bound.acall(GuardedRun.finish, _text(messages))
+            return GuardedResult(reply, messages)
+        raise RunStateError(texts.driver_rounds(_ROUNDS))
+
+    async def _aresumed(self, bound: _Bound) -> Any:
+        config = {"configurable": {"thread_id": bound.kept["thread"]}}
+        pending = (await self.graph.aget_state(config)).interrupts
+        if pending:
+            return Command(resume={found.id: RESUMED for found in pending})
+        return None
+
+    async def _astopped(self, bound: _Bound, reply: Reply) -> GuardedResult:
+        messages = await self._athread_messages(bound.kept)
+        if _rewound(reply):
+            messages = _rewind(messages, bound.kept, reply)
+        return GuardedResult(reply, messages)
+
+    async def _athread_messages(self, kept: Any) -> list[AnyMessage]:
+        if not isinstance(kept, Mapping) or "thread" not in kept:
+            return []
+        config = {"configurable": {"thread_id": kept["thread"]}}
+        values = (await self.graph.aget_state(config)).values
+        return list(values.get("messages", [])) if isinstance(values, Mapping) else []
+
+    @asynccontextmanager
+    async def _aopen(self, user: str, session: str | None) -> AsyncIterator[_Bound]:
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stalwart-guard")
+        loop = asyncio.get_running_loop()
+        try:
+            run = await loop.run_in_executor(
+                executor, lambda: self.guard.open(user, session=session)
+            )
+            bound = _Bound(self.middleware, run, executor)
+            try:
+                kept = await loop.run_in_executor(executor, lambda: run.kept)
+                if isinstance(kept, Mapping):
+                    bound.kept = dict(kept)
+                yield bound
+            finally:
+                await loop.run_in_executor(executor, run.close)
+        finally:
+            executor.shutdown(wait=True)
 
     @contextmanager
     def _open(self, user: str, session: str | None) -> Iterator[_Bound]:
