@@ -83,7 +83,7 @@ from stalwart.errors import (
 from stalwart.policy.operator_token import write_verifier
 from stalwart.record import open_store
 from stalwart.record.usage import session_usage
-from stalwart.selector import Explanation, explain_turn
+from stalwart.selector import explain_turn
 from stalwart.texts import resumed_line, verify_passed, verify_unreached
 from stalwart.tools.lints import lint_agent, lint_project
 from stalwart.verify import (
@@ -498,23 +498,7 @@ def explain(config: Path, turn: str, agent_name: str | None, as_json: bool) -> N
     if as_json:
         click.echo(json.dumps(explanation.to_json(), indent=2, ensure_ascii=False))
     else:
-        for line in _explained(explanation):
+        for line in explanation.lines():
             click.echo(line)
     if not explanation.reading.read:
         raise SystemExit(EXIT_NOT_READ)
-
-
-def _explained(explanation: Explanation) -> Iterator[str]:
-    for number, clause in enumerate(explanation.clauses, 1):
-        if clause.tool is None:
-            yield texts.explained_unread_clause(number, clause.clause, clause.reason or "")
-            continue
-        yield texts.explained_clause(number, clause.clause, clause.tool)
-        for argument in clause.arguments:
-            value = str(argument.value)
-            yield texts.explained_argument(argument.name, value, argument.words, argument.by)
-    reading = explanation.reading
-    if reading.read:
-        yield texts.explained_read(len(reading.steps))
-    else:
-        yield texts.explained_unread(reading.unread_clause, reading.reason or "")

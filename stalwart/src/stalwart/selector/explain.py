@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
+from stalwart import texts
 from stalwart.texts import clause_not_a_request
 from stalwart.tools import ToolSpec
 
@@ -95,6 +96,30 @@ class Explanation:
                 for step in self.reading.steps
             ],
         }
+
+    def clause_lines(self) -> list[str]:
+        """Each clause as `stalwart explain` prints it: its tool and each argument with its
+        words, or why it is not read (what the web page shows under a turn refused)."""
+        lines: list[str] = []
+        for number, clause in enumerate(self.clauses, 1):
+            if clause.tool is None:
+                reason = clause.reason or ""
+                lines.append(texts.explained_unread_clause(number, clause.clause, reason))
+                continue
+            lines.append(texts.explained_clause(number, clause.clause, clause.tool))
+            for argument in clause.arguments:
+                value, words = str(argument.value), argument.words
+                lines.append(texts.explained_argument(argument.name, value, words, argument.by))
+        return lines
+
+    def lines(self) -> list[str]:
+        """What `stalwart explain` prints: each clause, then what the turn reads as."""
+        reading = self.reading
+        if reading.read:
+            last = texts.explained_read(len(reading.steps))
+        else:
+            last = texts.explained_unread(reading.unread_clause, reading.reason or "")
+        return [*self.clause_lines(), last]
 
 
 def _json_value(value: Any) -> Any:

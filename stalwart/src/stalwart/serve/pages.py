@@ -69,6 +69,7 @@ templates.env.globals.update(
     answer_reason=texts.answer_reason,
     reason_label=texts.REASON_LABEL,
     raw_reply=texts.RAW_REPLY,
+    how_read=texts.HOW_READ,
     evidence_title=texts.EVIDENCE_TITLE,
     evidence_key=texts.EVIDENCE_KEY,
     evidence_sent=texts.EVIDENCE_SENT,

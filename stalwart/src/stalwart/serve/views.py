@@ -22,7 +22,7 @@ from ..agent import (
     recorded_calls,
     reply_detail,
 )
-from ..errors import SessionNotFound
+from ..errors import InputRefused, SessionNotFound
 from ..record.memory import Message, read_next
 from ..record.schema import CallRow, CallStatus, RunRow
 from ..replies import Waiting
@@ -51,6 +51,9 @@ class Turn:
     at: float = 0.0  # when the turn was sent (its run recorded)
     updated: float = 0.0  # when its run last moved (its reply, once it has one)
     outcomes: list[Outcome] = field(default_factory=list)  # a run that ended well's steps
+    # A turn nothing was read from: how the selector reads it, clause by clause, as
+    # `stalwart explain` prints it (read again now, over the agent's tools as they are).
+    reading: tuple[str, ...] = ()
 
     @property
     def readable(self) -> str | None:
@@ -122,6 +125,7 @@ def snapshot(agent: Agent, session: str, user: str | None) -> Snapshot:
             at=run.created,
             updated=run.updated,
             outcomes=_outcomes(agent, run, record.calls),
+            reading=_reading(agent, run),
         )
         for run in record.runs
     ]
@@ -157,6 +161,17 @@ def snapshot(agent: Agent, session: str, user: str | None) -> Snapshot:
 
 # A result shown as a table: at most this many rows, else as the reply says it.
 TABLE_ROWS = 12
+
+
+def _reading(agent: Agent, run: RunRow) -> tuple[str, ...]:
+    """How the selector reads a turn it did not read (`Agent.explain`), clause by clause;
+    nothing for any other run, or a turn the selector never saw (past the limits)."""
+    if run.state != State.UNREAD.value:
+        return ()
+    try:
+        return tuple(agent.explain(run.turn).clause_lines())
+    except InputRefused:
+        return ()
 
 
 def _outcomes(agent: Agent, run: RunRow, calls: Sequence[CallRow]) -> list[Outcome]:

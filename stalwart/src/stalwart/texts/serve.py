@@ -82,6 +82,8 @@ CHAT_REASON_PROMPT = "why (optional; Enter for none)> "
 NEW_SESSION_TITLE = "New session"
 TITLE_CHARS = 60  # a session called by its first turn: that many characters of it
 RAW_REPLY = "Raw reply"
+# Above how a refused turn is read, clause by clause (`stalwart explain`), under its reply.
+HOW_READ = "How this turn is read"
 RENAME = "Name this session"
 TITLE_LABEL = "Session name"
 RENAME_BUTTON = "Save the name"
