@@ -335,3 +335,20 @@ def test_a_model_that_fails_after_a_write_rolls_the_run_back(guarded: Guarded) -
     assert stopped.text.startswith(f"This run stopped: {guarded.framework} failed (")
     assert stopped.text.endswith("). Undone, latest first: close_order (by reopen_order).")
     assert guarded.calls == ["close_order", "reopen_order"]
+
+
+def test_an_answer_given_elsewhere_is_taken_up_by_the_driver(guarded: Guarded) -> None:
+    """The interface and `stalwart chat` answer through a plain `stalwart.Agent` of the same
+    agent.yaml; the framework's driver takes the run up from there."""
+    import stalwart
+
+    guarded.wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
+    guarded.wire.enqueue_reply(text("Closed."))
+    asked = guarded.driver.run_sync("close order 4411", user="u")
+    with stalwart.Agent.from_file(guarded.folder / "agent.yaml", clock=FakeClock()) as elsewhere:
+        shown = elsewhere.pending("u")
+        assert shown is not None and shown.waiting == asked.waiting
+        assert elsewhere.confirm("u", "approve", question=shown.waiting[0]).state == "running"
+    assert guarded.calls == []
+    done = guarded.driver.resume_sync("u")
+    assert (done.state, done.text, guarded.calls) == ("done", "Closed.", ["close_order"])
