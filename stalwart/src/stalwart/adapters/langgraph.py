@@ -178,7 +178,7 @@ class StalwartMiddleware(AgentMiddleware):
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
         bound = self._bound()
-        call_id, tool, args, earlier = _call_of(request)
+        call_id, tool, args, earlier = self._call_of(request)
         send = self._sender(bound, request, handler)
         while True:
             step = bound.call(_step_and_send, earlier, call_id, tool, args, send)
@@ -190,7 +190,7 @@ class StalwartMiddleware(AgentMiddleware):
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: AsyncHandler) -> Any:
         bound = self._bound()
-        call_id, tool, args, earlier = _call_of(request)
+        call_id, tool, args, earlier = self._call_of(request)
         loop = asyncio.get_running_loop()
         keyed = _keyed(request)
 
@@ -216,6 +216,15 @@ class StalwartMiddleware(AgentMiddleware):
             return _recorded(bound, call_id, handler(_with_key(request, key) if keyed else request))
 
         return send
+
+    def _call_of(
+        self, request: ToolCallRequest
+    ) -> tuple[str, str, dict[str, Any], list[tuple[str, str, dict[str, Any]]]]:
+        """The call, and the calls before it in its model message that run as tools (not a
+        structured-output tool, which no tool node runs)."""
+        call_id, tool, args, earlier = _call_of(request)
+        known = [call for call in earlier if self.guard.spec(call[1]) is not None]
+        return call_id, tool, args, known
 
     def _bound(self) -> _Bound:
         bound = _BOUND.get()
