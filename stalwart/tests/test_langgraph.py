@@ -765,3 +765,34 @@ def test_a_graph_awaited_on_an_event_loop_is_guarded_by_awrap_tool_call(
     assert calls == ["close_order", "hold_stock", "notify", "release_stock", "reopen_order"]
     assert released == {"order": 4411, "hold": "h-4411"}
     assert len(wire.requests) == 2
+
+
+def test_a_structured_output_call_beside_a_tool_call_is_no_step(desk: Desk) -> None:
+    from langchain.agents.structured_output import ToolStrategy
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        """The agent's verdict."""
+
+        closed: bool
+
+    graph = create_agent(
+        chat_model(desk.wire.url),
+        [desk.module.close_order],
+        middleware=[StalwartMiddleware(desk.stalwart)],
+        checkpointer=desk.saver,
+        response_format=ToolStrategy(Verdict),
+    )
+    driver = StalwartDriver(graph)
+    desk.wire.enqueue_reply(
+        tool_calls(
+            ("call_0", "Verdict", {"closed": True}),
+            ("call_1", "close_order", {"order": 4411}),
+        )
+    )
+    desk.wire.enqueue_reply(text("Closed."))
+    asked = driver.run_sync("close order 4411", user="u")
+    assert [(w.tool, w.step) for w in asked.waiting] == [("close_order", 1)]
+    driver.confirm_sync("u", "approve", question=asked.waiting[0])
+    assert desk.calls == ["close_order"]
+    assert [(c.tool, c.status) for c in desk.stalwart.record("u")] == [("close_order", "ran")]
