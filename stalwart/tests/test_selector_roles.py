@@ -90,6 +90,20 @@ def test_a_value_a_role_word_gives_is_taken_only_when_certain() -> None:
     )
 
 
+def test_an_unquoted_value_after_its_name_is_not_cut_short() -> None:
+    # "City" or "City Water"? Read as biller "City" before: the word after it was dropped.
+    assert reason("pay bill biller City Water 40.10", BANK) == (
+        'pay_bill has no argument for "Water"'
+    )
+    assert said('pay bill biller "City Water" 40.10', BANK) == [
+        ("pay_bill", {"biller": "City Water", "amount": Decimal("40.10")})
+    ]
+    # a value followed by another name, a value or the end is whole
+    assert said("pay bill biller gas amount 40.00", BANK) == [
+        ("pay_bill", {"biller": "gas", "amount": Decimal("40.00")})
+    ]
+
+
 def test_a_role_word_is_one_more_stop_word_where_the_name_is_said() -> None:
     assert said("charge order 4411 for 40.00", shop_specs()) == [
         ("charge_card", {"order": 4411, "amount": 40.0})

@@ -119,7 +119,7 @@ from stalwart.tools import ToolSpec
 from .binding import Binding, Clause, bind, convert
 from .grammar import Grammar, Mood
 from .memo import MemoEntry, Shape, ShapeMemo, shape_of
-from .mood import for_tool, mood_of, qualifier_of
+from .mood import for_tool, mood_of, qualifier_of, trailing_word
 from .tokens import Kind, Token, split_clauses, tokenize
 from .vocabulary import ToolWords, vocabulary_memo
 
@@ -325,6 +325,9 @@ def read_tokens(
     qualifier = qualifier_of(cut, chosen.binding.used, chosen.tool, grammar)
     if qualifier is not None:
         return no_argument_for(f'"{qualifier}"', name)
+    trailing = trailing_word(cut, chosen.binding, chosen.tool)
+    if trailing is not None:
+        return no_argument_for(f'"{trailing}"', name)
     return chosen
 
 

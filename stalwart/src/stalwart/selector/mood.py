@@ -66,7 +66,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
-from .binding import Clause
+from .binding import Binding, Clause
 from .grammar import Grammar, Mood, Moods, Phrase
 from .tokens import QUOTED, Kind, Token, has_quote
 from .vocabulary import ToolWords
@@ -216,6 +216,25 @@ def qualifier_of(cut: Clause, used: Set[int], tool: ToolWords, grammar: Grammar)
             continue
         if said.isdisjoint(tool.stems) and said.isdisjoint(params):
             return cut.tokens[position].text
+    return None
+
+
+def trailing_word(cut: Clause, binding: Binding, tool: ToolWords) -> str | None:
+    """A word right after an unquoted text value that no argument took and that is no
+    stop word, no parameter's name and no word of the tool's: the value may go on into it
+    ("biller City Water 40.10" is not certainly biller "City"). Quoting the value says where
+    it ends."""
+    params = frozenset().union(*(p.stems for p in tool.params))
+    for param in tool.params:
+        at = binding.at.get(param.name)
+        if param.kind is not str or at is None or cut.tokens[at].kind is not Kind.WORD:
+            continue
+        after = at + 1
+        if after >= len(cut.tokens) or after in binding.used:
+            continue
+        said = cut.said[after]
+        if said and said.isdisjoint(tool.stems) and said.isdisjoint(params):
+            return cut.tokens[after].text
     return None
 
 
