@@ -22,11 +22,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from radian.arc import commands, show, status
 from radian.arc.budget import plan_spent
 from radian.arc.clock import FakeClock, format_utc
 from radian.arc.config import ArcConfig
+from radian.arc.due import DueIndex
 from radian.arc.loaded import NewTask
 from radian.arc.loop import Loop
 from radian.arc.records import Plan, Task
@@ -83,7 +86,6 @@ def main() -> int:
         load = median_secs(lambda: load_once(root, plan, clock, counter), min(args.runs, 3))
         store = waiting_repo(root, args.tasks, clock)
         loop = Loop(store, ArcConfig(), clock, echo=lambda line: None)
-        from radian.arc.due import DueIndex
 
         store.index = DueIndex(store)
         build = median_secs(store.index.rebuild, 1)
@@ -124,7 +126,22 @@ def main() -> int:
         budget_plan = store.load_plan("big")
         plan_spent(store, budget_plan)  # the first read counts the total once
         budget = median_secs(lambda: plan_spent(store, budget_plan), args.runs * 4)
+        # every slot busy, every task ready: the pass must not look for claimable tasks
+        ready = ArcStore(root / "ready")
+        ready_template = Task(name="template", plan="big", branch="arc/template",
+                              created_at=format_utc(clock.now()),
+                              updated_at=format_utc(clock.now()))  # fmt: skip
+        fresh = [NewTask(f"t{n:05d}", {}, f"Do {n}.\n") for n in range(args.tasks)]
+        ready.write_loaded_plan(Plan(name="big", confirmed=True), ready_template, fresh)
+        ready.index = DueIndex(ready)
+        ready.index.rebuild()
+        busy_loop = Loop(ready, ArcConfig(), clock, echo=lambda line: None)
+        busy: Any = {object(): SimpleNamespace(task="x", attempt_id="001") for _ in range(2)}
+        busy_loop._running = busy  # noqa: SLF001 - both slots taken
+        busy_pass = median_secs(busy_loop._pass, args.runs * 4)  # noqa: SLF001
+        busy_loop._pool.shutdown()  # noqa: SLF001
     rows = [
+        (f"loop pass, {args.tasks} tasks ready, every slot busy", busy_pass, 0.005),
         (f"plan budget check, {args.tasks} tasks", budget, 0.005),
         (f"status of {args.tasks} tasks, half with a folder (library)", status_lib, 0.300),
         (f"status of {args.tasks} tasks (radian command)", status_cli, None),
