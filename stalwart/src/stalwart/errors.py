@@ -414,3 +414,9 @@ class RunStopped(StalwartError):
     def __init__(self, reply: Reply) -> None:
         super().__init__(reply.text)
         self.reply = reply
+
+
+class CallLeftForAPerson(Exception):  # noqa: N818 - a signal, not an error a caller sees
+    """Inside an adapter: a call its framework let through that must wait for a person after
+    all. The framework's run ends, and the adapter's driver takes the run up from what it
+    kept. It never reaches a caller, so it is no StalwartError and has no code."""

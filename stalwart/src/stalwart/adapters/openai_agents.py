@@ -67,7 +67,7 @@ from typing import Any, TypeVar
 
 from .. import texts
 from ..agent import Agent as StalwartAgent
-from ..errors import RunStateError, RunStopped, StalwartError, UnsafeSetup
+from ..errors import CallLeftForAPerson, RunStateError, RunStopped, StalwartError, UnsafeSetup
 from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..record.schema import CallStatus
 from ..replies import Reply, Waiting
@@ -113,11 +113,6 @@ class _Bound:
 
 
 _BOUND: ContextVar[_Bound | None] = ContextVar("stalwart_openai_agents_run", default=None)
-
-
-class _Deferred(Exception):
-    """A call the SDK let through that must wait for a person after all: the SDK's run ends,
-    and the driver takes it up from the kept RunState."""
 
 
 @dataclass(frozen=True)
@@ -239,7 +234,7 @@ def _act(step: GuardedStep) -> Any:
         assert step.reply is not None
         raise RunStopped(step.reply)
     if step.action is StepAction.WAIT:
-        raise _Deferred(step.call_id)
+        raise CallLeftForAPerson(step.call_id)
     raise RunStateError(texts.guarded_not_sendable(step.run, step.number, str(step.action)))
 
 
@@ -247,7 +242,7 @@ def _guards(error: BaseException) -> BaseException:
     """The guard's own exception `error` was raised for (its cause), else `error`."""
     seen: BaseException | None = error
     while seen is not None:
-        if isinstance(seen, (StalwartError, _Deferred)):
+        if isinstance(seen, (StalwartError, CallLeftForAPerson)):
             return seen
         seen = seen.__cause__
     return error
@@ -415,7 +410,7 @@ class StalwartDriver:
                     return GuardedResult(error.reply, None, self._items(bound.kept, error.reply))
                 if isinstance(error, StalwartError):
                     raise error from raised  # refused: nothing was sent
-                if not isinstance(error, _Deferred):  # the SDK failed (its model, its code)
+                if not isinstance(error, CallLeftForAPerson):  # the SDK failed (model, code)
                     reply = await bound.call(GuardedRun.fail, raised)
                     return GuardedResult(reply, None, self._items(bound.kept, reply))
                 result = None
