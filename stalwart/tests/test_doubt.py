@@ -183,6 +183,9 @@ def test_a_library_error_is_found_by_its_module_once_imported(
         pass
 
     library.Timeout = Timeout  # type: ignore[attr-defined]
+    # An earlier test may have imported the real library (LangGraph's packages import
+    # requests): out of sys.modules first, so the "import" below is one the lookup sees.
+    monkeypatch.delitem(sys.modules, "requests.exceptions", raising=False)
     assert not in_doubt(Timeout())  # before the "import"
     monkeypatch.setitem(sys.modules, "requests.exceptions", library)
     assert in_doubt(Timeout())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import signal
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 from stalwart.record import open_store
+from stalwart.serve.server import _listen
 from stalwart.texts import serve as serve_texts
 
 from .serve_support import OPERATOR_ENV, OPERATOR_TOKEN, PASSWORDS, STALWART, Served, write_desk
@@ -159,3 +161,15 @@ def test_sigterm_while_a_write_is_sent_says_what_it_waits_for_and_lets_it_finish
         assert record.runs[-1].state == "done"
     finally:
         store.close()
+
+
+def test_the_socket_listens_before_the_address_is_said() -> None:
+    """A client that connects as soon as it reads the address waits for the server, never
+    meets a refusal (before: bound, not listening, until uvicorn started: refused)."""
+    listening = _listen(socket.AF_INET, "127.0.0.1", 0)
+    try:
+        port = listening.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass
+    finally:
+        listening.close()

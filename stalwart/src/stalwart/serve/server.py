@@ -75,4 +75,7 @@ def _listen(family: socket.AddressFamily, host: str, port: int) -> socket.socket
             raise AddressUnavailable(texts.port_in_use(host, port)) from None
         reason = error.strerror or str(error)
         raise AddressUnavailable(texts.cannot_listen(host, port, reason)) from None
+    # Listening before the address is said: a client that connects at once waits in the
+    # backlog until the server accepts, never meets a refusal (uvicorn listens again, a no-op).
+    listening.listen(socket.SOMAXCONN)
     return listening
