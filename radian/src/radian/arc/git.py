@@ -14,6 +14,8 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,19 +75,22 @@ def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     return completed
 
 
-# A fetch that lost a race for a local ref to another fetch in the same repository (a gate's
-# and an attempt's, both updating <remote>/<target>): git's words, and how often it is run
-# again. Not a backoff: the other fetch holds the ref for milliseconds.
+# A fetch that lost a race to another git command in the same repository: another fetch
+# updating the same ref (a gate's and an attempt's, both updating <remote>/<target>), or a
+# worktree being added while the fetch checks every HEAD (a gate's scratch worktree: "bad
+# object worktrees/<name>/HEAD"). git's words, and how often the fetch is run again. Not a
+# backoff: the other command is done within milliseconds.
 LOCAL_REF_RACE = "cannot lock ref"
+LOCAL_RACES = (LOCAL_REF_RACE, "fatal: bad object worktrees/")
 FETCH_TRIES = 5
 FETCH_RACE_PAUSE_SECS = 0.05
 
 
 def run_fetch(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """`git fetch args`, run again when it lost a race for a local ref (see above)."""
+    """`git fetch args`, run again when it lost a race in this repository (see above)."""
     for attempt in range(1, FETCH_TRIES + 1):
         completed = run_git(repo, "fetch", *args, check=False)
-        if completed.returncode == 0 or LOCAL_REF_RACE not in completed.stderr:
+        if completed.returncode == 0 or not any(r in completed.stderr for r in LOCAL_RACES):
             break
         if attempt < FETCH_TRIES:
             time.sleep(FETCH_RACE_PAUSE_SECS * attempt)
@@ -144,11 +149,21 @@ def prepare_worktree(
     """
     # Two tasks' attempts prepare at once under `radian arc run`: one's `worktree prune`
     # or fetch must not see the other's half-added worktree, so one at a time per repo.
+    with worktrees_changing(repo):
+        return _prepare_worktree(repo, task, branch, remote, target_branch, start_mid_merge)
+
+
+@contextmanager
+def worktrees_changing(repo: Path) -> Iterator[None]:
+    """The repository's worktrees change one at a time, whoever changes them: an attempt's
+    preparation (its fetch too), a gate's scratch worktrees, a clean-up. A `worktree prune`
+    or a fetch must never meet another's half-added worktree (the fetch fails on its HEAD, a
+    prune forgets it). An flock on a descriptor of its own: threads exclude each other too."""
     lock_path = repo / WORKTREES_DIR / ".prepare.lock"
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _prepare_worktree(repo, task, branch, remote, target_branch, start_mid_merge)
+        yield
 
 
 def _prepare_worktree(
@@ -241,6 +256,12 @@ def commits_between(repo: Path, base: str, head: str) -> int:
 
 def remove_worktree(repo: Path, path: Path) -> None:
     """Removes a worktree (uncommitted changes and all) and forgets it."""
+    with worktrees_changing(repo):
+        _remove_worktree(repo, path)
+
+
+def _remove_worktree(repo: Path, path: Path) -> None:
+    """remove_worktree, for a caller that holds worktrees_changing already."""
     run_git(repo, "worktree", "remove", "--force", "--force", str(path), check=False)
     if path.exists():
         shutil.rmtree(path)
@@ -263,9 +284,9 @@ def _remove_worktrees_holding(repo: Path, branch: str, also: Path) -> None:
                 1,
                 f"branch {branch} is checked out in the repository itself ({path})",
             )
-        remove_worktree(repo, path)
+        _remove_worktree(repo, path)
     if also.exists():
-        remove_worktree(repo, also)
+        _remove_worktree(repo, also)
 
 
 def _worktrees(repo: Path) -> list[tuple[Path, str | None]]:
@@ -352,11 +373,12 @@ def diff_since_fork(repo: Path, target: str, head: str) -> str:
 
 def add_detached_worktree(repo: Path, path: Path, commit: str) -> None:
     """A fresh detached worktree of `commit` at `path`, replacing one left from before."""
-    if path.exists():
-        remove_worktree(repo, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _exclude_arc_state(repo)
-    run_git(repo, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit)
+    with worktrees_changing(repo):
+        if path.exists():
+            _remove_worktree(repo, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _exclude_arc_state(repo)
+        run_git(repo, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit)
 
 
 def identity_args(repo: Path) -> list[str]:
