@@ -25,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stalwart import Agent, FakeClock
+from stalwart._engine import doubt
 from stalwart._engine.doubt import RULES, Says, in_doubt, in_doubt_classes
 from stalwart.errors import Ambiguous, StalwartError
 
@@ -184,8 +185,11 @@ def test_a_library_error_is_found_by_its_module_once_imported(
 
     library.Timeout = Timeout  # type: ignore[attr-defined]
     # An earlier test may have imported the real library (LangGraph's packages import
-    # requests): out of sys.modules first, so the "import" below is one the lookup sees.
+    # requests): out of sys.modules first, so the "import" below is one the lookup sees; and
+    # a cache of the test's own, so what it finds leaves with it (the real library's classes
+    # are found again after, at the very module count this test ends on).
     monkeypatch.delitem(sys.modules, "requests.exceptions", raising=False)
+    monkeypatch.setattr(doubt, "_FOUND", {})
     assert not in_doubt(Timeout())  # before the "import"
     monkeypatch.setitem(sys.modules, "requests.exceptions", library)
     assert in_doubt(Timeout())
