@@ -427,6 +427,27 @@ def test_thousands_are_separated_by_commas_and_a_number_that_is_two_amounts_is_n
     )
 
 
+def test_a_currency_sign_written_apart_from_its_number_is_the_numbers() -> None:
+    # Refused before: "charge_card has no argument for $".
+    assert steps("charge order 4411 $ 40.00", SHOP) == [
+        ("charge_card", {"order": 4411, "amount": 40.0})
+    ]
+    assert steps("charge order 4411 40.00 $", SHOP) == [
+        ("charge_card", {"order": 4411, "amount": 40.0})
+    ]
+    assert steps("pay fine member 17 amount £ 1,003.50", LIBRARY) == [
+        ("pay_fine", {"member": 17, "amount": Decimal("1003.50")})
+    ]
+    # the number is still named when it is two amounts
+    assert unread("charge order 4411 $ 1,250", SHOP).reason == (
+        "1,250 could be 1250 or 1.250, so it is read as neither"
+    )
+    # a sign with no number beside it is a value no argument takes
+    assert unread("charge order 4411 40.00 in $", SHOP).reason == (
+        "charge_card has no argument for $"
+    )
+
+
 def _note(text, pinned: bool = False):  # type: ignore[no-untyped-def]  # no hint: read as str
     """Write a note on the board."""
 

@@ -105,7 +105,17 @@ def test_a_bare_e_does_not_split() -> None:
 
 @pytest.mark.parametrize(
     ("written", "amount"),
-    [("25,00", "25.00"), ("1.250,00", "1250.00"), ("R$25,00", "25.00"), ("25,00 reais", "25.00")],
+    [
+        ("25,00", "25.00"),
+        ("1.250,00", "1250.00"),
+        ("R$25,00", "25.00"),
+        ("25,00 reais", "25.00"),
+        # a sign written apart from its number (refused before: "no argument for €")
+        ("€ 25,00", "25.00"),
+        ("R$ 25,00", "25.00"),
+        ("R$ 1.250,00", "1250.00"),
+        ("25,00 €", "25.00"),
+    ],
 )
 def test_a_comma_is_the_decimal_point_and_a_point_separates_thousands(
     written: str, amount: str
@@ -124,6 +134,17 @@ def test_a_number_written_the_english_way_or_two_ways_is_not_read() -> None:
     )
     assert _reason("transferir 1,250 de alice para bob") == texts.number_two_ways(
         "1,250", "1.250", "1250"
+    )
+    # a sign apart changes nothing: the number is named, and read as neither amount
+    assert _reason("transferir R$ 1.250 de alice para bob") == texts.number_two_ways(
+        "1.250", "1250", "1.250"
+    )
+    assert _reason("transferir € 1,250 de alice para bob") == texts.number_two_ways(
+        "1,250", "1.250", "1250"
+    )
+    # a sign with no number beside it is a value no argument takes
+    assert _reason("transferir 25,00 de alice para bob em €") == texts.no_argument_for(
+        "€", "transferir"
     )
 
 

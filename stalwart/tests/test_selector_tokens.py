@@ -68,7 +68,21 @@ def reading_anew(clause: str, offset: int, grammar: Grammar) -> list[Token]:
             found.append(Token(Kind.UNCLEAR, unmarked, at, unmarked.lower()))
         else:
             found.append(Token(Kind.OTHER, stripped, start, stripped.lower()))
-    return found
+    # A sign written apart from a number beside it ("$ 40.00", "40,00 R$") is the number's.
+    signs = set(grammar.number_marks) | set(grammar.number_prefixes)
+    numbers = (Kind.INTEGER, Kind.DECIMAL, Kind.UNCLEAR)
+    return [
+        token
+        for index, token in enumerate(found)
+        if not (
+            token.kind is Kind.OTHER
+            and token.text in signs
+            and any(
+                0 <= beside < len(found) and found[beside].kind in numbers
+                for beside in (index - 1, index + 1)
+            )
+        )
+    ]
 
 
 # Words, numbers both ways, number marks, punctuation on either side, quotes, accents.

@@ -163,10 +163,15 @@ class Grammar:
     fold_accents: bool = False
     # The stems of the moods' qualifiers, made once (`mood.py` compares stems).
     qualifier_stems: frozenset[str] = field(init=False, repr=False, compare=False)
+    # A number mark or prefix written apart from its number ("€ 25,00", "R$ 25,00",
+    # "25,00 €"): no token when a number stands right before or after it (`tokens.py`).
+    signs: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         stems = frozenset(self.stem(word) for word in self.moods.qualifiers)
         object.__setattr__(self, "qualifier_stems", stems)
+        signs = frozenset(self.number_marks) | frozenset(self.number_prefixes)
+        object.__setattr__(self, "signs", signs)
 
     def stem(self, word: str) -> str:
         return _stem(self.language, word.lower(), self.fold_accents)

@@ -3,7 +3,9 @@
 A token is a word, an integer, a decimal, a quoted string (its text is what stands
 between the quotes) or another token with digits or signs that is no number
 (``2026-12-01``, ``B-12``). Punctuation around a token is not part of it, nor is a
-number mark before a number ("#4411", "$40.00"). Every token's text is a span of the
+number mark before a number ("#4411", "$40.00"), nor a sign written apart from the number
+beside it ("€ 25,00", "R$ 25,00", "25,00 €": a sign with no number beside it stays a
+token, which no argument takes). Every token's text is a span of the
 turn, at `Token.start`: that is why a value bound from a token is always in the turn.
 """
 
@@ -121,6 +123,7 @@ def tokenize(clause: str, offset: int, grammar: Grammar) -> list[Token]:
     append = tokens.append
     known = _reads_of(grammar)
     quoted = has_quote(clause)
+    signs, apart = grammar.signs, False
     for chunk in (_CHUNK if quoted else _NON_SPACE).finditer(clause):
         text = chunk.group()
         if quoted and chunk.lastgroup is not None:
@@ -136,8 +139,34 @@ def tokenize(clause: str, offset: int, grammar: Grammar) -> list[Token]:
             known[text] = read
         if read is not _PUNCTUATION:
             kind, value, at, lower = read
+            if kind is Kind.OTHER and value in signs:
+                apart = True
             append(_new(Token, (kind, value, offset + chunk.start() + at, lower)))
-    return tokens
+    return _without_signs_apart(tokens, signs) if apart else tokens
+
+
+_NUMBER_KINDS = frozenset({Kind.INTEGER, Kind.DECIMAL, Kind.UNCLEAR})
+
+
+def _without_signs_apart(tokens: list[Token], signs: frozenset[str]) -> list[Token]:
+    """The tokens less each currency sign written apart from its number: a sign with a
+    number right after it ("€ 25,00", "R$ 25,00") or right before it ("25,00 €") is part
+    of that number, as "€25,00" is. A sign with no number beside it stays a token (a
+    value no argument takes, so its clause is not read)."""
+    kept: list[Token] = []
+    last = len(tokens) - 1
+    for index, token in enumerate(tokens):
+        if (
+            token.kind is Kind.OTHER
+            and token.text in signs
+            and (
+                (index < last and tokens[index + 1].kind in _NUMBER_KINDS)
+                or (index > 0 and tokens[index - 1].kind in _NUMBER_KINDS)
+            )
+        ):
+            continue
+        kept.append(token)
+    return kept
 
 
 def forget_chunks() -> None:
