@@ -1,9 +1,16 @@
-"""Dependencies point inward: the engine and the policy are never wired to a language."""
+"""The rules the package's imports keep, read from its source's import statements.
+
+An import at a module's top level is an edge of the graph; an import inside a function
+is checked separately, since it runs later and so can hide a circle; an import under
+`if TYPE_CHECKING:` never runs and is left out.
+"""
 
 from __future__ import annotations
 
 import ast
-import pathlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -11,53 +18,175 @@ import stalwart
 
 pytestmark = pytest.mark.unit
 
-SRC = pathlib.Path(stalwart.__file__).parent
+PACKAGE = Path(stalwart.__file__).parent
 
 
-def imported_by(folder: str) -> dict[str, set[str]]:
-    """Each module of `folder` and the stalwart modules it imports (resolved to dotted names)."""
-    found: dict[str, set[str]] = {}
-    for path in sorted((SRC / folder).rglob("*.py")):
-        names: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = ["stalwart", *path.relative_to(SRC).parent.parts]
-                    base = base[: len(base) - node.level + 1]
-                    module = ".".join([*base, node.module] if node.module else base)
-                else:
-                    module = node.module or ""
-                names.add(module)
-                names.update(f"{module}.{alias.name}" for alias in node.names)
-            elif isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-        found[str(path.relative_to(SRC))] = names
-    return found
+@dataclass
+class ImportGraph:
+    top: dict[str, set[str]] = field(default_factory=dict)  # run when the module loads
+    inner: dict[str, set[str]] = field(default_factory=dict)  # run when a function runs
+
+    def reaches(self, start: str, goal: str) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            here = todo.pop()
+            if here == goal:
+                return True
+            for there in self.top[here] - seen:
+                seen.add(there)
+                todo.append(there)
+        return False
+
+    def circles(self) -> list[list[str]]:
+        """The module-level import circles: each strongly connected part of two or more."""
+        return [sorted(part) for part in _strongly_connected(self.top) if len(part) > 1]
 
 
-def test_the_engine_and_the_policy_import_no_language() -> None:
-    for folder in ("_engine", "policy"):
-        for module, names in imported_by(folder).items():
-            wired = {
-                n
-                for n in names
-                if n.startswith(("stalwart.selector.english", "stalwart.selector.portuguese"))
-            }
-            assert wired == set(), module
+def _module_names(root: Path) -> dict[str, tuple[Path, bool]]:
+    names: dict[str, tuple[Path, bool]] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        names[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return names
 
 
-def test_the_run_context_does_not_import_the_model_loop() -> None:
-    assert not any("model_loop" in name for name in imported_by("_engine")["_engine/context.py"])
+def _targets(module: str, is_package: bool, node: Statement) -> Iterator[str]:
+    if isinstance(node, ast.Import):
+        yield from (alias.name for alias in node.names)
+        return
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - node.level + 1] if node.level else []
+    target = ".".join([*base, *([node.module] if node.module else [])])
+    # A submodule, or a name in `target`: `import_graph` walks a name up to its module.
+    yield from (f"{target}.{alias.name}" for alias in node.names)
 
 
-def test_a_framework_is_imported_by_its_adapter_only() -> None:
-    """The engine and the guarded-run API know no framework: `stalwart.adapters.<name>`
-    alone imports it (and only behind its extra)."""
-    frameworks = ("pydantic_ai", "agents", "langgraph", "langchain")
-    for module, names in imported_by(".").items():
-        if module.startswith("adapters/"):
+Statement = ast.Import | ast.ImportFrom
+
+
+def _imports(tree: ast.AST) -> Iterator[tuple[Statement, bool]]:
+    """Each import statement that runs, with whether it runs inside a function."""
+
+    def walk(node: ast.AST, in_function: bool) -> Iterator[tuple[Statement, bool]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                yield child, in_function
+            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                yield from (item for part in child.orelse for item in walk(part, in_function))
+            else:
+                inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                yield from walk(child, inside)
+
+    yield from walk(tree, False)
+
+
+def import_graph(root: Path) -> ImportGraph:
+    modules = _module_names(root)
+    graph = ImportGraph()
+    for module, (path, is_package) in modules.items():
+        top, inner = graph.top.setdefault(module, set()), graph.inner.setdefault(module, set())
+        for node, in_function in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            for target in _targets(module, is_package, node):
+                while target not in modules and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                if target in modules and target != module:
+                    (inner if in_function else top).add(target)
+    return graph
+
+
+def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iteratively (no recursion limit to meet on a deep package)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    parts: list[list[str]] = []
+    for start in edges:
+        if start in index:
             continue
-        wired = {n for n in names if n.split(".")[0] in frameworks}
-        assert wired == set(), module
-    adapter = imported_by("adapters")["adapters/pydantic_ai.py"]
-    assert any(name.startswith("pydantic_ai") for name in adapter)
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, rest = work[-1]
+            following = next(rest, None)
+            if following is not None:
+                if following not in index:
+                    index[following] = low[following] = len(index)
+                    stack.append(following)
+                    on_stack.add(following)
+                    work.append((following, iter(sorted(edges[following]))))
+                elif following in on_stack:
+                    low[node] = min(low[node], index[following])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    part.append(member)
+                    if member == node:
+                        break
+                parts.append(part)
+    return parts
+
+
+@pytest.fixture(scope="module")
+def graph() -> ImportGraph:
+    return import_graph(PACKAGE)
+
+
+def test_no_import_circle_at_module_level(graph: ImportGraph) -> None:
+    assert graph.circles() == []
+
+
+def test_no_import_inside_a_function_closes_a_circle(graph: ImportGraph) -> None:
+    closing = [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.inner.items())
+        for target in sorted(targets)
+        if graph.reaches(target, module)
+    ]
+    assert closing == []
+
+
+def test_texts_import_nothing_from_the_engine_or_the_record(graph: ImportGraph) -> None:
+    texts = [module for module in graph.top if module.startswith("stalwart.texts")]
+    assert texts, "the texts package was not found"
+    reached = {
+        f"{module} -> {target}"
+        for module in texts
+        for target in graph.top[module] | graph.inner[module]
+        if target.startswith(("stalwart._engine", "stalwart.record"))
+    }
+    assert reached == set()
+
+
+def test_the_codec_is_the_ground_floor(graph: ImportGraph) -> None:
+    codec = graph.top["stalwart.codec"] | graph.inner["stalwart.codec"]
+    assert codec == {"stalwart.errors"}
+    assert graph.top["stalwart.errors"] == set()
+
+
+def test_the_graph_sees_a_circle_when_there_is_one(tmp_path: Path) -> None:
+    """The reader itself: a made-up package with a top-level circle and an inner one."""
+    package = tmp_path / "made"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\n")
+    (package / "b.py").write_text("from .a import thing\n")
+    (package / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n"
+        "def later():\n    from .d import x\n"
+    )
+    (package / "d.py").write_text("from .c import later\n")
+    made = import_graph(package)
+    assert made.circles() == [["made.a", "made.b"]]
+    assert made.inner["made.c"] == {"made.d"}
+    assert made.reaches("made.d", "made.c")
+    assert "made.a" not in made.top["made.c"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .replies import Reply
@@ -254,6 +254,21 @@ class LeaseLost(StalwartError):
     its commit wrote nothing, and it must not act on the session again."""
 
     code = ErrorCode.LEASE_LOST
+
+
+class Unencodable(ValueError):
+    """A value with no exact JSON form (`codec`); `reason` says which kind of refusal it is.
+    Plain, not a `StalwartError`: whoever renders the value says so in its own words, as
+    `UnkeyableArgument` or `NotRecordable`, and nobody outside stalwart ever sees it."""
+
+    class Reason(StrEnum):
+        NOT_FINITE = "not finite"  # NaN or an infinity: no JSON number reads back as it
+        NO_JSON_FORM = "no JSON form"  # an arbitrary object, a set, bytes
+
+    def __init__(self, value: Any, reason: Reason) -> None:
+        super().__init__(f"{type(value).__name__}: {reason}")
+        self.value = value
+        self.reason = reason
 
 
 class UnkeyableArgument(StalwartError, TypeError):

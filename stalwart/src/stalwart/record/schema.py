@@ -8,22 +8,16 @@ rows in and out with `to_columns` / `from_columns`. Column kinds are abstract:
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import enum
 import json
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from enum import StrEnum
 from operator import attrgetter
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
-from .. import texts
-from ..errors import NotRecordable
+from .. import codec, texts
+from ..errors import NotRecordable, Unencodable
 
 
 class CallStatus(StrEnum):
@@ -531,29 +525,12 @@ def _load(value: Any) -> Any:
 
 
 def json_default(value: Any) -> Any:
-    """The JSON form of a value JSON has no type for, one level down; the encoder renders
-    what it returns.
-
-    Each is exact, given the type it is read back as (the typed boundary reads it back
-    for a parameter of that type): a Decimal is its text, a datetime, date or time its
-    ISO 8601 text, a UUID its text, an Enum its value, a pydantic model its JSON mode
-    dump, a dataclass its fields. Anything else (an arbitrary object, a set, whose order
-    differs between processes, bytes) is `NotRecordable`: kept as `str()` it would come
-    back as text, and an undo bound to it would act on that text.
-    """
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    raise NotRecordable(texts.not_recordable(value))
+    """The JSON form of a value JSON has no type for, one level down (`codec.json_form`);
+    the encoder renders what it returns. `NotRecordable` for a value that has none."""
+    try:
+        return codec.json_form(value)
+    except Unencodable:
+        raise NotRecordable(texts.not_recordable(value)) from None
 
 
 # The canonical text of a JSON column: sorted keys, no spaces. One encoder, made once

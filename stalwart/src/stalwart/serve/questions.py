@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .._engine.keys import canonical_json
+from ..codec import canonical_json
 from ..replies import Waiting
 
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from .._engine.keys import canonical_json
-from ..errors import UnkeyableArgument
+from ..codec import canonical_json
+from ..errors import Unencodable
 
 # --- confirmations (chapter 34, "Irreversible steps"; chapter 35 for the answers) ---
 
@@ -69,7 +69,7 @@ def _value_shown(value: Any) -> str:
         return str(value)
     try:
         return visible(canonical_json(value))
-    except UnkeyableArgument:  # a model's NaN: shown as Python writes it, never sent
+    except Unencodable:  # a model's NaN: shown as Python writes it, never sent
         return visible(repr(value))
 
 

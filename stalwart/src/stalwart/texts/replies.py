@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from .._engine.keys import canonical_json
+from ..codec import canonical_json
+from ..errors import Unencodable
 from .questions import call_text, shown_args, undo_maybe_done, visible
 
 _K = TypeVar("_K", bound=Hashable)
@@ -206,5 +207,5 @@ def _json_or_repr(value: Any) -> str:
     """The value's canonical JSON, rendered once; its repr when it has none."""
     try:
         return canonical_json(value)
-    except TypeError:
+    except (Unencodable, TypeError):  # TypeError: keys equal as text, values unordered
         return repr(value)
