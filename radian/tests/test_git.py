@@ -134,3 +134,35 @@ def test_git_error_names_the_command(arc_repo: ArcRepo) -> None:
         arc_git.run_git(arc_repo.root, "checkout", "no-such-branch")
     assert caught.value.returncode != 0
     assert str(caught.value).startswith(f"git checkout no-such-branch (in {arc_repo.root}) exited")
+
+
+def test_prepare_fetches_the_target_and_its_own_branch_only(arc_repo: ArcRepo) -> None:
+    # issue 33: every attempt fetched every arc/* branch, a cost that grew with history
+    moved = arc_repo.commit("later.txt", "later\n")
+    git(arc_repo.root, "reset", "-q", "--hard", "HEAD~1")
+    own = arc_repo.commit("own.txt", "mine\n", branch="arc/t1")
+    other = arc_repo.commit("other.txt", "theirs\n", branch="arc/t2")
+    for name in ("arc/t1", "arc/t2"):
+        git(arc_repo.root, "branch", "-q", "-D", name)
+        git(arc_repo.root, "update-ref", "-d", f"refs/remotes/origin/{name}")
+
+    prepared = arc_git.prepare_worktree(arc_repo.root, "t1", "arc/t1", "origin", "main")
+
+    assert prepared.base_sha == moved
+    assert prepared.head_sha == own
+    assert arc_git.rev_parse(arc_repo.root, "refs/remotes/origin/arc/t2") is None
+    assert other != own
+
+
+def test_a_tracking_ref_of_a_branch_the_remote_dropped_is_not_taken(arc_repo: ArcRepo) -> None:
+    # the remote's arc/t1 was pruned: the attempt starts from the target, not the stale ref
+    old = arc_repo.commit("old.txt", "old\n", branch="arc/t1")
+    git(arc_repo.root, "branch", "-q", "-D", "arc/t1")
+    git(arc_repo.root, "push", "-q", "origin", "--delete", "arc/t1")
+    git(arc_repo.root, "update-ref", "refs/remotes/origin/arc/t1", old)  # as a fetch left it
+    main = arc_git.rev_parse(arc_repo.root, "refs/remotes/origin/main")
+
+    prepared = arc_git.prepare_worktree(arc_repo.root, "t1", "arc/t1", "origin", "main")
+
+    assert prepared.head_sha == main
+    assert arc_git.rev_parse(arc_repo.root, "refs/remotes/origin/arc/t1") is None

@@ -103,6 +103,27 @@ def fetch(repo: Path, remote: str) -> None:
     run_fetch(repo, "--quiet", remote)
 
 
+def fetch_for_attempt(repo: Path, remote: str, target_branch: str, branch: str) -> None:
+    """Fetch what an attempt needs and nothing else: the target branch and the task's own
+    branch, into refs/remotes/<remote>/ (a fetch of every `arc/*` branch grows with history:
+    43 ms at 0 done, 295 ms at 1,000). One fetch; when the remote has no such task branch
+    (a first attempt, or a branch pruned since), the target alone, and a tracking ref left
+    from before is dropped so a branch the remote no longer has is not taken for its."""
+    target_spec = f"+refs/heads/{target_branch}:refs/remotes/{remote}/{target_branch}"
+    tracking = f"refs/remotes/{remote}/{branch}"
+    both = run_fetch(repo, "--quiet", remote, target_spec, f"+refs/heads/{branch}:{tracking}",
+                     check=False)  # fmt: skip
+    if both.returncode == 0:
+        return
+    if not names_no_remote_branch(both.stderr.lower()):
+        raise GitError(["fetch", remote, target_branch, branch], repo, both.returncode,
+                       both.stderr)  # fmt: skip
+    # The target missing is said by the caller (no refs/remotes/<remote>/<target>).
+    alone = run_fetch(repo, "--quiet", remote, target_spec, check=False)
+    if alone.returncode == 0 and rev_parse(repo, tracking) is not None:
+        run_git(repo, "update-ref", "-d", tracking)
+
+
 def rev_parse(repo: Path, ref: str) -> str | None:
     """The commit ref names, or None when it names none."""
     completed = run_git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
@@ -140,7 +161,7 @@ def prepare_worktree(
     target_branch: str,
     start_mid_merge: bool = False,
 ) -> PreparedWorktree:
-    """Fetches the remote and (re-)creates the task's worktree on its branch.
+    """Fetches the target and the task's branch and (re-)creates the task's worktree on it.
 
     The branch is created from `<remote>/<target_branch>` the first time (or from
     `<remote>/<branch>` if only the remote has it) and reused after, so a retry continues
@@ -174,7 +195,7 @@ def _prepare_worktree(
     target_branch: str,
     start_mid_merge: bool,
 ) -> PreparedWorktree:
-    fetch(repo, remote)
+    fetch_for_attempt(repo, remote, target_branch, branch)
     base_sha = rev_parse(repo, f"refs/remotes/{remote}/{target_branch}")
     if base_sha is None:
         raise GitError(
