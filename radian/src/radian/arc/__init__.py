@@ -5,16 +5,14 @@ are loaded on first use, so the wrapper (started once per attempt, importing
 radian.arc.worker) does not pay for pydantic and the loop at start-up.
 
 arc logs through `logging.getLogger("radian.arc")` (claims, retries, waits, recovery) and is
-silent until the application configures logging.
+silent until the application configures logging (radian.arc.logs, loaded by the modules that
+log: the wrapper does not load logging).
 """
 
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import TYPE_CHECKING, Any
-
-logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from radian.arc.clock import Clock, FakeClock, SystemClock

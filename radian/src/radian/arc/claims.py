@@ -9,7 +9,6 @@ the end it must have had.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.errors import ConfigError
 from radian.arc.events import Event
+from radian.arc.logs import logger
 from radian.arc.records import Task
 from radian.arc.settle import (
     outcome_from_end,
@@ -30,9 +30,9 @@ from radian.arc.settle import (
     terminated_outcome,
 )
 from radian.arc.states import FAILED_STATES, State, transition
-from radian.arc.store_protocol import Store
+from radian.arc.store import ArcStore
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -75,14 +75,16 @@ def owner_fields() -> dict[str, Any]:
     return {"owner_pid": os.getpid(), "owner_start": process_start(os.getpid())}
 
 
-def check_exec_args(store: Store, config: ArcConfig) -> None:
+def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
     """start, run and confirm refuse a bad worker.exec_args before any claim."""
     problems = worker_api.validate_exec_args(config.worker.agent_args, repo_root=store.repo_root)
     if problems:
         raise ConfigError(texts.bad_exec_args(problems))
 
 
-def promote_due_retries(store: Store, clock: Clock, names: list[str] | None = None) -> list[Event]:
+def promote_due_retries(
+    store: ArcStore, clock: Clock, names: list[str] | None = None
+) -> list[Event]:
     """todo.retry_wait tasks whose retry_at has passed become todo.ready (among `names`, the
     due-index's, when given; else every task)."""
     events: list[Event] = []
@@ -111,7 +113,7 @@ def _is_due(retry_at: str | None, clock: Clock) -> bool:
 
 
 def claim(
-    store: Store,
+    store: ArcStore,
     config: ArcConfig,
     name: str,
     clock: Clock,
@@ -170,7 +172,7 @@ def claim(
 
 
 def recover_orphans(
-    store: Store,
+    store: ArcStore,
     config: ArcConfig,
     clock: Clock,
     running: set[tuple[str, str]],
@@ -239,7 +241,7 @@ def recover_orphans(
 
 
 def _adopt(
-    store: Store,
+    store: ArcStore,
     task: Task,
     attempt_id: str,
     attempt_dir: Path,

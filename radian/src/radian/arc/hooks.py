@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import queue
 import signal
@@ -35,10 +34,11 @@ from typing import Any
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import HookConfig
 from radian.arc.events import Event
+from radian.arc.logs import logger
 from radian.arc.states import State
-from radian.arc.store_protocol import Store
+from radian.arc.store import ArcStore
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # The state an event leaves its task in -> the hook event it is.
 HOOK_OF_STATE: dict[State, str] = {
@@ -56,7 +56,7 @@ FINISHED = frozenset(state for state, name in HOOK_OF_STATE.items()
                      if name in ("integrated", "failed"))  # fmt: skip
 
 
-def unfinished_tasks(store: Store, plan: str) -> set[str]:
+def unfinished_tasks(store: ArcStore, plan: str) -> set[str]:
     """The tasks of `plan` that are not integrated or failed (a damaged one counts as not)."""
     found = store.plan_if_there(plan)
     if found is None:

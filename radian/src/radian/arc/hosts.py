@@ -17,7 +17,6 @@ the remote wait it always was).
 
 from __future__ import annotations
 
-import logging
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +25,9 @@ from typing import Any, Literal, Protocol
 from radian.arc import git
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
+from radian.arc.logs import logger
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 DecisionKind = Literal["ours", "elsewhere", "refused", "unreachable"]
 

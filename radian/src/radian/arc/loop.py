@@ -16,7 +16,6 @@ kept) and returns.
 
 from __future__ import annotations
 
-import logging
 import signal
 import threading
 import time
@@ -25,7 +24,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol
 
 from filelock import Timeout
 
@@ -45,6 +44,7 @@ from radian.arc.due import DueIndex
 from radian.arc.errors import ArcError, DamagedFile
 from radian.arc.events import Event, texts_of
 from radian.arc.hosts import Decision, TaskClaims, task_claims
+from radian.arc.logs import logger
 from radian.arc.progress import WorkerRow
 from radian.arc.settle import (
     AttemptOutcome,
@@ -54,10 +54,9 @@ from radian.arc.settle import (
 )
 from radian.arc.states import FAILED_STATES, State
 from radian.arc.store import ArcStore
-from radian.arc.store_protocol import Store
 from radian.arc.worker.files import STOP_INTERRUPT
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # How long the loop waits for a running attempt before looking at the files again: a poll
 # of real processes, not a backoff.
@@ -118,7 +117,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def apply_end(
-    store: Store,
+    store: ArcStore,
     config: ArcConfig,
     claimed: Claim,
     outcome: AttemptOutcome,
@@ -144,7 +143,7 @@ class Loop:
 
     def __init__(
         self,
-        store: Store,
+        store: ArcStore,
         config: ArcConfig,
         clock: Clock,
         *,
@@ -293,10 +292,7 @@ class Loop:
                 continue
             self._cleaned.add(name)
             # Logged, not printed: the loop's lines stay those of the chapter.
-            # cleanup.py reads only this host's folders (worktrees, task folders, gate locks),
-            # which every store has; its annotations still name the files store.
-            local = cast(ArcStore, self.store)
-            for line in clean_task(local, name, branches=self.config.cleanup.branches):
+            for line in clean_task(self.store, name, branches=self.config.cleanup.branches):
                 log.info("%s", line)
 
     def _report_quarantined(self) -> None:

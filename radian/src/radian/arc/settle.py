@@ -7,7 +7,6 @@ state, writes attempt_result.json and saves the task, in that order, under the t
 
 from __future__ import annotations
 
-import logging
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -17,12 +16,13 @@ from radian.arc.classify import ROWS, Next, classify
 from radian.arc.clock import Clock, format_utc_ceil
 from radian.arc.config import ArcConfig
 from radian.arc.events import Event, EventKind
+from radian.arc.logs import logger
 from radian.arc.records import Task, attempt_result
 from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
 from radian.arc.states import State, transition
-from radian.arc.store_protocol import Store
+from radian.arc.store import ArcStore
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 INFRASTRUCTURE = "infrastructure"  # the class whose reason run and show print
 
@@ -141,7 +141,7 @@ def outcome_from_record(record: dict[str, Any]) -> AttemptOutcome:
 
 
 def settle(
-    store: Store,
+    store: ArcStore,
     config: ArcConfig,
     task: Task,
     attempt_id: str,
@@ -241,7 +241,7 @@ def _moved(kind: EventKind, task: Task, text: str) -> Event:
     return Event(kind, text, task.name, str(task.state))
 
 
-def _interrupted(store: Store, config: ArcConfig, task: Task, clock: Clock) -> list[Event]:
+def _interrupted(store: ArcStore, config: ArcConfig, task: Task, clock: Clock) -> list[Event]:
     """Our row: arc stopped the attempt itself. The task is claimable again at once, its
     retry_count as it was; what the worker spent so far is counted (settle added it), so a
     budget it used up pauses the task as a retry would."""
@@ -257,7 +257,7 @@ def _interrupted(store: Store, config: ArcConfig, task: Task, clock: Clock) -> l
 
 
 def _decide(
-    store: Store,
+    store: ArcStore,
     config: ArcConfig,
     task: Task,
     next_step: Next,

@@ -11,7 +11,6 @@ then on.
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass, field
 
@@ -31,10 +30,11 @@ from radian.arc.gate.jobs import (
 )
 from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.reverify import auto_reverify
+from radian.arc.logs import logger
 from radian.arc.states import State
-from radian.arc.store_protocol import Store
+from radian.arc.store import ArcStore
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # How often `run` asks the remote for the target branch's head, at most, while tasks wait
 # on a command failure that a moved target could explain.
@@ -53,7 +53,7 @@ class _Gate:
 class GateVerifier:
     def __init__(
         self,
-        store: Store,
+        store: ArcStore,
         config: ArcConfig,
         clock: Clock,
         *,
@@ -165,7 +165,7 @@ class GateVerifier:
         return True
 
 
-def _lock_free(store: Store, task: str) -> bool:
+def _lock_free(store: ArcStore, task: str) -> bool:
     lock = gate_lock(store, task)
     try:
         lock.acquire(timeout=0)

@@ -6,11 +6,8 @@ wrapper's exit codes and the delivery check.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
-
-from radian.arc.worker.command import validate_exec_args
-from radian.arc.worker.delivery import Delivery
-from radian.arc.worker.result import ModelError, WorkerResult, parse_result
 
 if TYPE_CHECKING:
     from radian.arc.worker.attempt import (
@@ -23,6 +20,9 @@ if TYPE_CHECKING:
         stop_attempt,
         watch_attempt,
     )
+    from radian.arc.worker.command import validate_exec_args
+    from radian.arc.worker.delivery import Delivery
+    from radian.arc.worker.result import ModelError, WorkerResult, parse_result
 
 __all__ = [
     "AttemptEnd",
@@ -40,23 +40,25 @@ __all__ = [
     "watch_attempt",
 ]
 
-_FROM_ATTEMPT = (
-    "AttemptEnd",
-    "AttemptSpec",
-    "ended_attempt",
-    "kill_attempt",
-    "live_wrapper",
-    "run_attempt",
-    "stop_attempt",
-    "watch_attempt",
-)
+# public name -> the module that defines it. Loaded on first use: the wrapper, started once
+# per attempt, imports this package too, and needs none of them (the attempt module imports
+# the config models, pydantic; the Result formats import zoneinfo and re).
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(
+        ("AttemptEnd", "AttemptSpec", "ended_attempt", "kill_attempt", "live_wrapper",
+         "run_attempt", "stop_attempt", "watch_attempt"),
+        "radian.arc.worker.attempt",
+    ),  # fmt: skip
+    "validate_exec_args": "radian.arc.worker.command",
+    "Delivery": "radian.arc.worker.delivery",
+    "ModelError": "radian.arc.worker.result",
+    "WorkerResult": "radian.arc.worker.result",
+    "parse_result": "radian.arc.worker.result",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # The attempt module imports the config models (pydantic). The wrapper, started once per
-    # attempt, imports this package too, and loading them would more than double its start-up.
-    if name in _FROM_ATTEMPT:
-        from radian.arc.worker import attempt
-
-        return getattr(attempt, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
