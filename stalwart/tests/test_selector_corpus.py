@@ -1,5 +1,5 @@
 """The selector measured, not hoped (issue 29, point 6): every turn of the labelled corpus
-(`selector_corpus.yaml`, five desks, one of them Portuguese) is read, and counted as
+(`selector_corpus.yaml`, seven desks, two of them Portuguese) is read, and counted as
 
 - read right: exactly the steps of its label;
 - refused: no step (for a turn whose label has steps, one the selector does not read yet:
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, field_validator
-from selector_toolsets import bank, carteira, clinic, shop_specs, specs, wallet
+from selector_toolsets import bank, carteira, clinic, remessa, remit, shop_specs, specs, wallet
 
 from stalwart import texts
 from stalwart.selector import DEFAULT, Reading, read_turn
@@ -35,9 +35,14 @@ DESKS: dict[str, list[ToolSpec]] = {
     "clinic": specs(clinic),
     "wallet": specs(wallet),  # its tools declare phrases
     "carteira": specs(carteira),  # Portuguese, with Portuguese phrases
+    "remit": specs(remit),  # its role words come from its phrases alone
+    "remessa": specs(remessa),  # Portuguese, its role words from Portuguese phrases
 }
 # The languages each desk's agent reads (agent.yaml `languages:`): English alone unless said.
-LANGUAGES: dict[str, tuple[str, ...]] = {"carteira": ("english", "portuguese")}
+LANGUAGES: dict[str, tuple[str, ...]] = {
+    "carteira": ("english", "portuguese"),
+    "remessa": ("english", "portuguese"),
+}
 
 
 def read_on(entry: Labelled) -> Reading:

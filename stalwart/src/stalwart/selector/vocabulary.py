@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from stalwart.tools import IDEMPOTENCY_KEY_PARAM, Param, ToolSpec
+from stalwart.tools.spec import PLACEHOLDER
 
 from .grammar import Grammar, Phrase
 from .memo import ShapeMemo
@@ -87,16 +88,18 @@ class ToolWords:
 
     @staticmethod
     def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
+        read_phrases = [_phrase_of(phrase, grammar) for phrase in spec.phrases]
         params = _with_roles(
             tuple(
                 ParamWords.of(p, grammar) for p in spec.params if p.name != IDEMPOTENCY_KEY_PARAM
             ),
             spec.summary,
             grammar,
+            [role for _, roles in read_phrases for role in roles],
         )
         name_stems = _content_stems(spec.name, grammar)
         doc_stems = _content_stems(spec.summary, grammar)
-        phrase_words = [words for words in (word_parts(p) for p in spec.phrases) if words]
+        phrase_words = [words for words, _ in read_phrases if words]
         # A phrase of stop words alone ("up") names nothing and is left out.
         phrased = [w for w in phrase_words if any(x not in grammar.stop_words for x in w)]
         phrase_stems = tuple(
@@ -139,13 +142,48 @@ def _signature(spec: ToolSpec, params: tuple[ParamWords, ...]) -> Hashable:
     return signature
 
 
+def _phrase_of(phrase: str, grammar: Grammar) -> tuple[list[str], list[tuple[str, str]]]:
+    """A declared phrase's words that name its tool, and its role words.
+
+    "send money from {source} to {target}": the words before the first ``{parameter}``
+    name the tool ("send money"), less a role word and articles right before it; each
+    ``{parameter}`` with a role word of the grammar before it (articles between: "from
+    the {source}") gives the parameter that role word ("from": source, "to": target). A
+    ``{parameter}`` after any other word ("send {amount}") only shows where its value
+    stands: it ties no word to it. Other words after the first ``{parameter}`` name
+    nothing.
+    """
+    pieces = PLACEHOLDER.split(phrase)  # text, parameter, text, parameter, ..., text
+    naming = word_parts(pieces[0])
+    roles: list[tuple[str, str]] = []
+    for index in range(1, len(pieces), 2):
+        before = word_parts(pieces[index - 1])
+        while before and before[-1] in grammar.articles:
+            before.pop()
+        if before and before[-1] in grammar.role_words:
+            roles.append((before[-1], pieces[index]))
+    if len(pieces) > 1:
+        while naming and naming[-1] in grammar.articles:
+            naming.pop()
+        if naming and naming[-1] in grammar.role_words:
+            naming.pop()
+    return naming, roles
+
+
 def _with_roles(
-    params: tuple[ParamWords, ...], summary: str, grammar: Grammar
+    params: tuple[ParamWords, ...],
+    summary: str,
+    grammar: Grammar,
+    declared: Sequence[tuple[str, str]] = (),
 ) -> tuple[ParamWords, ...]:
-    """Each parameter with the role words its tool's docstring puts before its name, less
-    a word put before two parameters' names (it names neither)."""
+    """Each parameter with the role words its tool's docstring puts before its name and
+    those its declared phrases put before it (`_phrase_of`), less a word put before two
+    parameters (it names neither: "from" is never read as two parameters' role)."""
     words = word_parts(summary)
     roles: dict[str, set[str]] = {p.name: set() for p in params}
+    for word, name in declared:
+        if name in roles:
+            roles[name].add(word)
     for param in params:
         parts = _name_parts(param.name)
         for index, word in enumerate(words):

@@ -3,7 +3,7 @@ and what the record holds (record/schema.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # --- the typed boundary (tools/boundary.py) and what the record holds (record/schema.py) ---
@@ -44,6 +44,19 @@ def phrases_not_a_list(tool: str, phrases: Any) -> str:
 
 def phrase_without_words(tool: str, phrase: Any) -> str:
     return f"tool {tool!r}: a phrase is a text with a word in it; got {phrase!r}"
+
+
+def phrase_names_no_parameter(tool: str, phrase: str, name: str, params: Sequence[str]) -> str:
+    """A declared phrase's `{name}` that is none of the tool's parameters."""
+    known = ", ".join(params) or "none"
+    return (
+        f"tool {tool!r}: the phrase {phrase!r} names {{{name}}}, which is not a parameter "
+        f"of {tool} (its parameters: {known})"
+    )
+
+
+def phrase_names_parameter_twice(tool: str, phrase: str, name: str) -> str:
+    return f"tool {tool!r}: the phrase {phrase!r} names {{{name}}} twice"
 
 
 # What a value should have been, by the kind of pydantic error that refused it: the tail of

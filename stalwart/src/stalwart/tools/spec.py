@@ -15,7 +15,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -118,6 +118,7 @@ class ToolSpec:
     def __post_init__(self) -> None:
         object.__setattr__(self, "timeout", invoke.check_timeout(self.name, self.timeout))
         object.__setattr__(self, "phrases", check_phrases(self.name, self.phrases))
+        _check_phrase_parameters(self.name, self.phrases, [p.name for p in self.params])
         if not self.writes and (self.undo is not None or self.irreversible):
             raise ToolDefinitionError(
                 f"tool {self.name!r}: only a write (writes=True) can have an undo "
@@ -366,6 +367,11 @@ def spec_from_function(
 
 
 _PHRASE_WORD = re.compile(r"[^\W\d_]")
+# A parameter in a declared phrase: "send {amount} from {source} to {target}". The word
+# before it (a role word of the turn's grammar: "from", "to", "de", "para") names that
+# parameter in a turn, as a docstring's "from the source account" does (selector/
+# vocabulary.py).
+PLACEHOLDER = re.compile(r"\{([^{}\s]*)\}")
 
 
 def check_phrases(tool_name: str, phrases: object) -> tuple[str, ...]:
@@ -375,10 +381,26 @@ def check_phrases(tool_name: str, phrases: object) -> tuple[str, ...]:
         raise ToolDefinitionError(texts.phrases_not_a_list(tool_name, phrases))
     checked: list[str] = []
     for phrase in phrases:
-        if not isinstance(phrase, str) or not _PHRASE_WORD.search(phrase):
+        if not isinstance(phrase, str) or not _PHRASE_WORD.search(PLACEHOLDER.sub(" ", phrase)):
             raise ToolDefinitionError(texts.phrase_without_words(tool_name, phrase))
         checked.append(" ".join(phrase.split()))
     return tuple(checked)
+
+
+def _check_phrase_parameters(tool_name: str, phrases: Sequence[str], params: Sequence[str]) -> None:
+    """Each `{name}` of a phrase is one of the tool's parameters, named once."""
+    for phrase in phrases:
+        named = PLACEHOLDER.findall(phrase)
+        for name in named:
+            if name not in params or name == IDEMPOTENCY_KEY_PARAM:
+                shown = [p for p in params if p != IDEMPOTENCY_KEY_PARAM]
+                raise ToolDefinitionError(
+                    texts.phrase_names_no_parameter(tool_name, phrase, name, shown)
+                )
+            if named.count(name) > 1:
+                raise ToolDefinitionError(
+                    texts.phrase_names_parameter_twice(tool_name, phrase, name)
+                )
 
 
 def type_schema(annotation: Any) -> dict[str, Any]:
