@@ -8,6 +8,49 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """What a write's probe found when the write's outcome was in doubt: shown under the
+    outcome question, never an answer to it (the person still decides).
+
+    `tool` is the probe (a read) and `args` what it was asked with; `text` the sentence
+    shown ("get_charge found charge ch_19 for order 4411 under this key"); `found` True when
+    it returned something, False when it returned nothing (None, false, an empty text or
+    collection), None when it could not be asked (it raised, timed out, or the agent does
+    not list it: then `error` says why); `result` what it returned, as recorded; `call` its
+    row in the record (None when it was never sent); `at` when it answered (the agent's
+    clock).
+    """
+
+    tool: str
+    args: dict[str, Any]
+    text: str
+    found: bool | None
+    result: Any = None
+    error: str | None = None
+    call: str | None = None
+    at: float | None = None
+
+    @classmethod
+    def from_record(cls, evidence: dict[str, Any]) -> Evidence:
+        return cls(
+            tool=evidence["tool"],
+            args=dict(evidence.get("args") or {}),
+            text=evidence["text"],
+            found=evidence.get("found"),
+            result=evidence.get("result"),
+            error=evidence.get("error"),
+            call=evidence.get("call"),
+            at=evidence.get("at"),
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _EVIDENCE_FIELDS}
+
+
+_EVIDENCE_FIELDS = ("tool", "args", "text", "found", "result", "error", "call", "at")
+
+
+@dataclass(frozen=True)
 class Waiting:
     """A question the run waits on.
 
@@ -18,7 +61,8 @@ class Waiting:
     `text` what the person is shown; `answers` the answers it takes; `step` the step of
     the run it is about; `call` the recorded call it is about, once there is one;
     `sources`, on a confirmation of a step a model chose, where each argument came from
-    ("turn", "step <n> (<tool>)" or "model").
+    ("turn", "step <n> (<tool>)" or "model"); `evidence`, on an outcome question of a
+    write that declares a probe, what the probe found (`Evidence`).
 
     `id` names this asking of the question and no other (`question_id`): an answer that
     can be repeated or reordered names the question it answers by it
@@ -36,6 +80,7 @@ class Waiting:
     call: str | None = None
     sources: dict[str, str] | None = None
     id: str = ""  # set from the rest when not given: see question_id
+    evidence: Evidence | None = None
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -54,6 +99,9 @@ class Waiting:
             step=question["step"],
             call=question.get("call"),
             sources=question.get("sources"),
+            evidence=(
+                Evidence.from_record(question["evidence"]) if question.get("evidence") else None
+            ),
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -70,6 +118,8 @@ class Waiting:
         }
         if self.sources is not None:
             record["sources"] = self.sources
+        if self.evidence is not None:
+            record["evidence"] = self.evidence.to_record()
         return record
 
 
@@ -121,3 +171,7 @@ class Reply:
     # (chapter 34's sentence stays as printed). Characters that do not show are escaped and
     # it is cut to `texts.DETAIL_LIMIT`; None when the run did not stop at a tool's error.
     detail: str | None = None
+    # The framework of a guarded run (`stalwart.guarded`: "pydantic-ai", "langgraph",
+    # "openai-agents"; None for stalwart's own run). Its state "running" means the run
+    # waits for that framework's application to go on with it.
+    framework: str | None = None

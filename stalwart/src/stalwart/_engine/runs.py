@@ -40,6 +40,7 @@ from .current import sending
 from .doubt import in_doubt
 from .keys import idempotency_key
 from .labels import step_label, step_labels
+from .probe import ask_probe
 from .retry import AfterFailure, after_call_failure, error_message, render_error
 from .rollback import Left, rewind_run, stopped_reply, undo_writes
 
@@ -447,8 +448,10 @@ def ask_outcome(
 ) -> RunRow:
     """Ask a person whether a write in doubt took effect; nothing is sent again. With the
     run's `context`, the question names the call apart from the run's other calls of its
-    tool (`labels.step_labels`)."""
+    tool (`labels.step_labels`), and the write's probe, if it declares one, is asked first:
+    what it found is shown under the question (`probe.py`)."""
     call = ledger.put_call(replace_row(call, status=CallStatus.IN_DOUBT))
+    evidence = ask_probe(ledger, context, run, call) if context is not None else None
     named = (
         step_label(run, step_labels(context.tools, run), call.step, call.tool)
         if context is not None
@@ -463,6 +466,7 @@ def ask_outcome(
         run=run.run_id,
         step=call.step,
         call=call.call_id,
+        evidence=evidence,
     )
     return move(ledger, run, Event.IN_DOUBT, question=waiting.to_record())
 

@@ -3,7 +3,9 @@
 Each item of `tools:` is a mapping with one key: `python` names a module (a source),
 `mcp` a server (see `mcp.py`), any other key is a tool's name and its value the facts
 about it: `writes`, `undo`, `irreversible`, `retry_safe`, `confirm`, `timeout`
-(seconds a call may take) and `phrases` (a few phrasings a person may say for it, read by
+(seconds a call may take), `probe` (a read asked when the write's outcome is in doubt:
+`probe: get_charge`, or `probe: {tool: get_charge, args: {order: $args.order, key:
+$key}}`; see `stalwart.tools.probe`) and `phrases` (a few phrasings a person may say for it, read by
 the selector as its words: `phrases: ["send money"]`; a phrase two of an agent's tools
 say is linted). A fact said here replaces the decorator's; `undo` and
 `irreversible` are alternatives, so saying one here drops the other.
@@ -29,9 +31,11 @@ from typing import Any, Literal
 
 from stalwart import texts
 from stalwart.errors import ToolDefinitionError, ToolSourceError
-from stalwart.tools import ToolSpec, UndoSpec, parse_undo
+from stalwart.tools import ProbeSpec, ToolSpec, UndoSpec, closest_tool, parse_probe, parse_undo
 from stalwart.tools.mcp import McpConnection, McpServer, McpToolSpec, mcp_source
 from stalwart.tools.mcp_seen import compare_with_first_seen
+from stalwart.tools.paths import parse_path
+from stalwart.tools.probe import probe_bindings
 from stalwart.tools.sources import MODULE_NAME, SOURCE_KEYS, python_source, unload_python_sources
 
 from .mcp import mcp_server
@@ -45,6 +49,11 @@ class _RawUndo(Raw):
     args: dict[str, str] | None = None
 
 
+class _RawProbe(Raw):
+    tool: str
+    args: dict[str, str] | None = None
+
+
 class _RawFacts(Raw):
     writes: bool | None = None
     undo: Any = None  # a tool name or a _RawUndo, told apart by hand for a clear error
@@ -54,6 +63,7 @@ class _RawFacts(Raw):
     confirm: bool | Literal["never"] | None = None
     timeout: int | float | None = None
     phrases: list[str] | None = None
+    probe: Any = None  # a tool name or a _RawProbe, told apart by hand for a clear error
 
 
 class _RawSource(Raw):
@@ -101,6 +111,7 @@ def build_catalogue(
     catalogue: dict[str, ToolSpec] = {}
     provider: dict[str, str] = {}
     said_at: dict[str, Loc] = {}  # where each tool's undo was said, for errors
+    probe_at: dict[str, Loc] = {}  # where each tool's probe was said, for errors
     for loc, name in items.modules:
         try:
             found = python_source(reading.folder, name)
@@ -115,6 +126,7 @@ def build_catalogue(
             catalogue[tool_name] = spec
             provider[tool_name] = name
             said_at[tool_name] = loc
+            probe_at[tool_name] = loc
     for loc, server in items.servers:
         try:
             connection, served = mcp_source(server)
@@ -132,6 +144,7 @@ def build_catalogue(
             catalogue[tool_name] = spec
             provider[tool_name] = server.describe()
             said_at[tool_name] = loc
+            probe_at[tool_name] = loc
     facts = items.facts
     said_twice = _first_repeat([tool_name for _, tool_name, _ in facts])
     if said_twice is not None:
@@ -144,8 +157,13 @@ def build_catalogue(
         catalogue[tool_name] = _lay_facts(reading, catalogue[tool_name], raw, loc)
         if raw.undo is not None:
             said_at[tool_name] = (*loc, "undo")
+        if raw.probe is not None:
+            probe_at[tool_name] = (*loc, "probe")
     for tool_name, spec in catalogue.items():
         _check_undo_binding(reading, spec, catalogue, said_at[tool_name])
+        problem = _probe_problem(spec, catalogue)
+        if problem is not None:
+            raise reading.error(probe_at[tool_name], problem)
     return catalogue
 
 
@@ -178,6 +196,8 @@ def _lay_facts(reading: Reading, spec: ToolSpec, raw: _RawFacts, loc: Loc) -> To
         changes["irreversible"] = raw.irreversible
         if raw.irreversible:
             changes["undo"] = None
+    if raw.probe is not None:
+        changes["probe"] = _probe(reading, raw.probe, (*loc, "probe"))
     if raw.confirm is not None:
         changes["extra"] = {**spec.extra, "confirm": raw.confirm is True}
     if isinstance(spec, McpToolSpec):
@@ -214,6 +234,17 @@ def _undo(reading: Reading, value: Any, loc: Loc) -> UndoSpec | None:
         raise reading.error(loc, str(error)) from None
 
 
+def _probe(reading: Reading, value: Any, loc: Loc) -> ProbeSpec | None:
+    if isinstance(value, dict):
+        value = reading.validate(_RawProbe, value, loc).model_dump()
+    elif not isinstance(value, str):
+        raise reading.error(loc, texts.probe_bad_shape(value))
+    try:
+        return parse_probe(value)
+    except ToolDefinitionError as error:
+        raise reading.error(loc, str(error)) from None
+
+
 def _check_undo_binding(
     reading: Reading, spec: ToolSpec, catalogue: Mapping[str, ToolSpec], loc: Loc
 ) -> None:
@@ -229,6 +260,36 @@ def _check_undo_binding(
                 f"{spec.name}'s undo binds {argument!r}, which {undo.name} does not take "
                 f"(it takes {taken})",
             )
+
+
+def _probe_problem(write: ToolSpec, catalogue: Mapping[str, ToolSpec]) -> str | None:
+    """Why `write`'s probe cannot be asked, or None: the registration check. The probe must
+    be a tool of the catalogue, a read, and its bindings must name an argument it takes,
+    from an argument the write has; every argument it requires must be bound."""
+    declared = write.probe
+    if declared is None:
+        return None
+    if not write.writes:
+        return texts.probe_on_a_read(write.name)
+    probe = catalogue.get(declared.tool)
+    if probe is None:
+        return texts.probe_unknown(
+            write.name, declared.tool, closest_tool(declared.tool, catalogue)
+        )
+    if probe.writes:
+        return texts.probe_is_a_write(write.name, probe.name)
+    for argument, source in (declared.args or {}).items():
+        if probe.param(argument) is None:
+            taken = ", ".join(p.name for p in probe.params) or "no arguments"
+            return texts.probe_takes_no(write.name, probe.name, argument, taken)
+        kind, path = ProbeSpec.parse_source(source)
+        steps = parse_path(path) if kind == "args" else None
+        if kind == "args" and (not steps or write.param(str(steps[0])) is None):
+            return texts.probe_no_such_argument(write.name, probe.name, argument, source)
+    for binding in probe_bindings(write, probe):
+        if binding.source is None:
+            return texts.probe_unbound(write.name, probe.name, binding.argument)
+    return None
 
 
 def _first_repeat(names: list[str]) -> int | None:

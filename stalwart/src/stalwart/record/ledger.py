@@ -117,7 +117,8 @@ class Ledger:
         return self.calls[at] if at is not None else None
 
     def history(self) -> list[PastCall]:
-        """Every call the session made, as the rulebook reads it; never rewound."""
+        """Every call the session made, as the rulebook reads it; never rewound. A write's
+        probe (evidence for a person, asked by stalwart itself) is not among them."""
         return [
             PastCall(
                 tool=call.tool,
@@ -126,7 +127,7 @@ class Ledger:
                 undone=call.undone_by is not None,
             )
             for call in self.calls
-            if call.status in _SEEN_BY_RULES and call.kind != "model"
+            if call.status in _SEEN_BY_RULES and call.kind not in ("model", "probe")
         ]
 
     # --- changing ---

@@ -19,6 +19,7 @@ from .lints import *  # noqa: F403
 from .logs import *  # noqa: F403
 from .model import *  # noqa: F403
 from .operator import *  # noqa: F403
+from .probe import *  # noqa: F403
 from .questions import *  # noqa: F403
 from .refusals import *  # noqa: F403
 from .replies import *  # noqa: F403

@@ -44,6 +44,13 @@ EXTRA_LINT_TEXTS: Mapping[str, str] = {
         "'{phrase}' is also a phrase of '{other}': a turn it alone decides names both, "
         "and is not read"
     ),
+    "probe_out_of_reach": (
+        "agent '{agent_name}' can call it but not '{probe}', its probe, so when its outcome "
+        "is in doubt that agent's person is shown no evidence"
+    ),
+    "probe_binding_not_in_schema": (
+        "its probe's {argument} <- {source}, which its schema does not have"
+    ),
     "undeclared_tool": (
         "a {framework} tool agent.yaml does not declare, so it is taken as a write: "
         "confirmed, with no undo; declare it under its name (writes:, undo:, retry_safe:)"

@@ -8,6 +8,7 @@ own: it reads the config, which reads the tools).
 from __future__ import annotations
 
 from ..errors import ToolDefinitionError
+from .probe import ProbeSpec, parse_probe
 from .spec import (
     IDEMPOTENCY_KEY_PARAM,
     Param,
@@ -25,10 +26,12 @@ from .spec import (
 __all__ = [
     "IDEMPOTENCY_KEY_PARAM",
     "Param",
+    "ProbeSpec",
     "ToolDefinitionError",
     "ToolSpec",
     "UndoSpec",
     "closest_tool",
+    "parse_probe",
     "parse_undo",
     "spec_from_function",
     "spec_of",

@@ -28,6 +28,11 @@ Decisions the chapter leaves open:
 - `compensation_out_of_reach`: the agent lists the write but not its undo, which the
   catalogue has (an undo the catalogue lacks is `compensation_unknown_tool` only).
 - Lints are about what agents can call: a catalogue tool no agent lists is not linted.
+- A write's probe (tools/probe.py) is checked when the catalogue is built (it exists, is
+  a read, its bindings name real parameters, what it requires is bound); the lints add
+  what that check cannot refuse: `probe_out_of_reach` (the agent lists the write but
+  not its probe, so no evidence is shown) and `probe_binding_not_in_schema` (an
+  `$args.<path>` deeper than the write's schema goes).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from pydantic import BaseModel
 
 from stalwart import texts
 from stalwart.config import AgentConfig, ProjectConfig, confirms
-from stalwart.tools import ToolSpec, UndoSpec
+from stalwart.tools import ProbeSpec, ToolSpec, UndoSpec
 from stalwart.tools.mcp import result_schema
 from stalwart.tools.mcp_seen import changed
 from stalwart.tools.paths import in_schema, parse_path
@@ -240,6 +245,31 @@ def binding_not_in_schema(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
             yield context.lint("binding_not_in_schema", spec, argument=argument, source=source)
 
 
+def probe_out_of_reach(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    """The agent lists the write but not its probe: its runs cannot ask it."""
+    probe = spec.probe
+    if probe is None or probe.tool not in context.catalogue:
+        return  # an unknown probe is refused when the catalogue is built
+    if probe.tool not in context.agent.tools:
+        yield context.lint(
+            "probe_out_of_reach", spec, agent_name=context.agent.name, probe=probe.tool
+        )
+
+
+def probe_binding_not_in_schema(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    """An explicit `$args.<path>` probe binding whose path the write's arguments' schema
+    does not have (its head is checked at registration); one lint per binding."""
+    if spec.probe is None or not spec.probe.args:
+        return
+    for argument, source in spec.probe.args.items():
+        kind, path = ProbeSpec.parse_source(source)
+        steps = parse_path(path) if kind == "args" else None
+        if steps and not in_schema(spec.json_schema(), steps):
+            yield context.lint(
+                "probe_binding_not_in_schema", spec, argument=argument, source=source
+            )
+
+
 def phrase_shared(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
     """A declared phrase another tool of the agent declares too (its words, case aside):
     a turn that only this phrase decides names both tools and is not read."""
@@ -278,6 +308,8 @@ LINTS: tuple[Callable[[ToolSpec, _Context], Iterator[Lint]], ...] = (
     compensation_unbound,
     compensation_cycle,
     compensation_out_of_reach,
+    probe_out_of_reach,
+    probe_binding_not_in_schema,
     phrase_shared,
 )
 

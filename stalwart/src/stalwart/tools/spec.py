@@ -25,6 +25,7 @@ from .. import texts
 from ..errors import ArgumentRefused, ToolDefinitionError
 from . import invoke
 from .boundary import ParamType
+from .probe import ProbeSpec, parse_probe
 
 # A parameter with this name is filled by the runtime with the call's idempotency key;
 # it is never bound from a turn and never shown to a model.
@@ -114,6 +115,8 @@ class ToolSpec:
     # A few phrasings a person may say for it ("send money" for transfer): the selector
     # reads a phrase said in full as the tool's own words (selector/vocabulary.py).
     phrases: tuple[str, ...] = ()
+    # The read asked when its outcome is in doubt, its answer shown as evidence (probe.py).
+    probe: ProbeSpec | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timeout", invoke.check_timeout(self.name, self.timeout))
@@ -128,6 +131,8 @@ class ToolSpec:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: a write cannot both name an undo and be irreversible"
             )
+        if self.probe is not None and not self.writes:
+            raise ToolDefinitionError(texts.probe_on_a_read(self.name))
 
     @property
     def summary(self) -> str:
@@ -146,9 +151,12 @@ class ToolSpec:
         irreversible: bool | None = None,
         retry_safe: bool | None = None,
         timeout: float | None = None,
+        probe: ProbeSpec | None = None,
     ) -> ToolSpec:
         """A copy with facts said elsewhere (agent.yaml) laid over the decorator's."""
         changes: dict[str, Any] = {}
+        if probe is not None:
+            changes["probe"] = probe
         if timeout is not None:
             changes["timeout"] = timeout
         if writes is not None:
@@ -226,6 +234,7 @@ def tool(
     name: str | None = None,
     timeout: float | None = None,
     phrases: Iterable[str] = (),
+    probe: str | ProbeSpec | Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
 
 
@@ -240,6 +249,7 @@ def tool(
     name: str | None = None,
     timeout: float | None = None,
     phrases: Iterable[str] = (),
+    probe: str | ProbeSpec | Mapping[str, Any] | None = None,
 ) -> Any:
     """Mark a function as a tool.
 
@@ -251,6 +261,9 @@ def tool(
     its idempotency key. `timeout=` (seconds) bounds a call: past it the call is in
     doubt. An `async def` tool is awaited (see invoke.py). `phrases=["send money"]` gives
     the tool a few phrasings a person may say for it, read by the selector as its words.
+    `probe="get_charge"` (or `{"tool": "get_charge", "args": {"order": "$args.order",
+    "key": "$key"}}`) names the read asked when the write's outcome is in doubt, its
+    answer shown to the person as evidence (see probe.py).
     """
 
     def mark(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -263,6 +276,7 @@ def tool(
             retry_safe=retry_safe,
             timeout=timeout,
             phrases=phrases,
+            probe=parse_probe(probe),
         )
         setattr(function, _MARK, spec)
         return function
@@ -317,6 +331,7 @@ def spec_from_function(
     retry_safe: bool = False,
     timeout: float | None = None,
     phrases: Iterable[str] = (),
+    probe: ProbeSpec | None = None,
 ) -> ToolSpec:
     """Read a function's signature, hints and docstring into a ToolSpec."""
     tool_name = name or function.__name__
@@ -363,6 +378,7 @@ def spec_from_function(
         takes_idempotency_key=takes_key,
         timeout=timeout,
         phrases=check_phrases(tool_name, phrases),
+        probe=probe,
     )
 
 
