@@ -61,12 +61,11 @@ import asyncio
 import functools
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, TypeVar
 
 from .. import texts
@@ -75,6 +74,7 @@ from ..errors import RunStateError, RunStopped, StalwartError, UnsafeSetup
 from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
+from ._bound import Bound, Closing, opened, opened_sync, rewind, rewound
 
 try:
     from langchain.agents.middleware import (
@@ -112,26 +112,15 @@ Handler = Callable[[ToolCallRequest], "ToolMessage | Command[Any]"]
 AsyncHandler = Callable[[ToolCallRequest], Awaitable["ToolMessage | Command[Any]"]]
 
 
-@dataclass
-class _Bound:
-    """A guarded run, open on a thread of its own (its lease is that thread's), for the
-    graph invocations the driver makes: every call of the run goes to that thread."""
+@dataclass(kw_only=True)
+class _Bound(Bound):
+    """A guarded run, open on a thread of its own, for the graph invocations the driver
+    makes (`Bound`)."""
 
     middleware: StalwartMiddleware
-    run: GuardedRun
-    executor: ThreadPoolExecutor
-    kept: dict[str, Any] = field(default_factory=dict)
     # What a send returned, by call id: handed back to LangGraph as it came (its artifact,
     # a Command), while the record keeps its content.
     sent: dict[str, Any] = field(default_factory=dict)
-
-    def call(self, work: Callable[..., _R], *args: Any) -> _R:
-        """`work(run, *args)`, on the run's thread."""
-        return self.executor.submit(work, self.run, *args).result()
-
-    async def acall(self, work: Callable[..., _R], *args: Any) -> _R:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, functools.partial(work, self.run, *args))
 
 
 # The guarded run the driver's graph invocation belongs to (None: run without its driver).
@@ -181,7 +170,7 @@ class StalwartMiddleware(AgentMiddleware):
         call_id, tool, args, earlier = self._call_of(request)
         send = self._sender(bound, request, handler)
         while True:
-            step = bound.call(_step_and_send, earlier, call_id, tool, args, send)
+            step = bound.call_sync(_step_and_send, earlier, call_id, tool, args, send)
             if step.action is not StepAction.WAIT:
                 return _act(bound, step)
             # A person is asked first: the graph stops here (the first time), and goes on
@@ -199,7 +188,7 @@ class StalwartMiddleware(AgentMiddleware):
             return _recorded(bound, call_id, asyncio.run_coroutine_threadsafe(work, loop).result())
 
         while True:
-            step = await bound.acall(_step_and_send, earlier, call_id, tool, args, send)
+            step = await bound.call(_step_and_send, earlier, call_id, tool, args, send)
             if step.action is not StepAction.WAIT:
                 return _act(bound, step)
             interrupt(_question(step))
@@ -327,7 +316,7 @@ def _act(bound: _Bound, step: GuardedStep) -> Any:
     raise RunStateError(texts.guarded_not_sendable(step.run, step.number, str(step.action)))
 
 
-class StalwartDriver:
+class StalwartDriver(Closing):
     """Runs a guarded LangGraph agent: each turn, each person's answer, each run taken up
     again, until a person is asked or the run ends (see the module).
 
@@ -366,7 +355,7 @@ class StalwartDriver:
         with self._open(user, session) as bound:
             thread = f"stalwart-{uuid.uuid4().hex}"
             bound.kept = {"thread": thread, "before": len(history), "turn": turn}
-            bound.call(functools.partial(GuardedRun.begin, turn=turn, kept=bound.kept))
+            bound.call_sync(functools.partial(GuardedRun.begin, turn=turn, kept=bound.kept))
             start = {"messages": [*history, HumanMessage(turn)]}
             return self._drive(bound, start, context)
 
@@ -406,7 +395,7 @@ class StalwartDriver:
         calls of the model's last message are not asked of the model again."""
         with self._open(user, session) as bound:
             if not bound.run.running:
-                reply = bound.call(GuardedRun.reply)
+                reply = bound.call_sync(GuardedRun.reply)
                 if reply is None:
                     raise RunStateError(texts.no_guarded_run(self.guard.agent.session_id(user)))
                 return GuardedResult(reply, self._messages(bound))
@@ -429,7 +418,7 @@ class StalwartDriver:
         async with self._aopen(user, session) as bound:
             thread = f"stalwart-{uuid.uuid4().hex}"
             bound.kept = {"thread": thread, "before": len(history), "turn": turn}
-            await bound.acall(functools.partial(GuardedRun.begin, turn=turn, kept=bound.kept))
+            await bound.call(functools.partial(GuardedRun.begin, turn=turn, kept=bound.kept))
             start = {"messages": [*history, HumanMessage(turn)]}
             return await self._adrive(bound, start, context)
 
@@ -469,25 +458,11 @@ class StalwartDriver:
         """`resume_sync`, with `graph.ainvoke`."""
         async with self._aopen(user, session) as bound:
             if not bound.run.running:
-                reply = await bound.acall(GuardedRun.reply)
+                reply = await bound.call(GuardedRun.reply)
                 if reply is None:
                     raise RunStateError(texts.no_guarded_run(self.guard.agent.session_id(user)))
                 return GuardedResult(reply, await self._athread_messages(bound.kept))
             return await self._adrive(bound, await self._aresumed(bound), context)
-
-    def close(self) -> None:
-        """Nothing to close: the record and the checkpointer are the app's."""
-
-    def __enter__(self) -> StalwartDriver:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # --- inside ---
 
@@ -496,7 +471,7 @@ class StalwartDriver:
             return self.resume_sync(user, session=session, context=context)
         kept = self.guard.kept(user, session=session)
         messages = self._thread_messages(kept)
-        if _rewound(reply) and isinstance(kept, Mapping):
+        if rewound(reply) and isinstance(kept, Mapping):
             messages = _rewind(messages, kept, reply)
         return GuardedResult(reply, messages)
 
@@ -511,19 +486,19 @@ class StalwartDriver:
             except StalwartError:
                 raise  # refused: nothing was sent, and the run stands as it was
             except Exception as error:  # the graph failed: stalwart rolls the run back
-                return self._stopped(bound, bound.call(GuardedRun.fail, error))
+                return self._stopped(bound, bound.call_sync(GuardedRun.fail, error))
             finally:
                 _BOUND.reset(token)
             messages = list(state.get("messages", []))
             if state.get("__interrupt__"):
-                reply = bound.call(GuardedRun.reply)
+                reply = bound.call_sync(GuardedRun.reply)
                 assert reply is not None
                 if reply.state != "running":
                     return GuardedResult(reply, messages)
                 # Nothing waits: a call behind one sent since goes on at once.
                 start = self._resumed(bound)
                 continue
-            reply = bound.call(GuardedRun.finish, _text(messages))
+            reply = bound.call_sync(GuardedRun.finish, _text(messages))
             return GuardedResult(reply, messages)
         raise RunStateError(texts.driver_rounds(_ROUNDS))
 
@@ -538,7 +513,7 @@ class StalwartDriver:
 
     def _stopped(self, bound: _Bound, reply: Reply) -> GuardedResult:
         messages = self._messages(bound)
-        if _rewound(reply):
+        if rewound(reply):
             messages = _rewind(messages, bound.kept, reply)
         return GuardedResult(reply, messages)
 
@@ -559,7 +534,7 @@ class StalwartDriver:
             return await self.resume(user, session=session, context=context)
         kept = await asyncio.to_thread(self.guard.kept, user, session=session)
         messages = await self._athread_messages(kept)
-        if _rewound(reply) and isinstance(kept, Mapping):
+        if rewound(reply) and isinstance(kept, Mapping):
             messages = _rewind(messages, kept, reply)
         return GuardedResult(reply, messages)
 
@@ -574,18 +549,18 @@ class StalwartDriver:
             except StalwartError:
                 raise
             except Exception as error:
-                return await self._astopped(bound, await bound.acall(GuardedRun.fail, error))
+                return await self._astopped(bound, await bound.call(GuardedRun.fail, error))
             finally:
                 _BOUND.reset(token)
             messages = list(state.get("messages", []))
             if state.get("__interrupt__"):
-                now = await bound.acall(GuardedRun.reply)
+                now = await bound.call(GuardedRun.reply)
                 assert now is not None
                 if now.state != "running":
                     return GuardedResult(now, messages)
                 start = await self._aresumed(bound)
                 continue
-            reply = await bound.acall(GuardedRun.finish, _text(messages))
+            reply = await bound.call(GuardedRun.finish, _text(messages))
             return GuardedResult(reply, messages)
         raise RunStateError(texts.driver_rounds(_ROUNDS))
 
@@ -598,7 +573,7 @@ class StalwartDriver:
 
     async def _astopped(self, bound: _Bound, reply: Reply) -> GuardedResult:
         messages = await self._athread_messages(bound.kept)
-        if _rewound(reply):
+        if rewound(reply):
             messages = _rewind(messages, bound.kept, reply)
         return GuardedResult(reply, messages)
 
@@ -609,40 +584,14 @@ class StalwartDriver:
         values = (await self.graph.aget_state(config)).values
         return list(values.get("messages", [])) if isinstance(values, Mapping) else []
 
-    @asynccontextmanager
-    async def _aopen(self, user: str, session: str | None) -> AsyncIterator[_Bound]:
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stalwart-guard")
-        loop = asyncio.get_running_loop()
-        try:
-            run = await loop.run_in_executor(
-                executor, lambda: self.guard.open(user, session=session)
-            )
-            bound = _Bound(self.middleware, run, executor)
-            try:
-                kept = await loop.run_in_executor(executor, lambda: run.kept)
-                if isinstance(kept, Mapping):
-                    bound.kept = dict(kept)
-                yield bound
-            finally:
-                await loop.run_in_executor(executor, run.close)
-        finally:
-            executor.shutdown(wait=True)
+    def _aopen(self, user: str, session: str | None) -> AbstractAsyncContextManager[_Bound]:
+        return opened(self.guard, user, session, self._bound)
 
-    @contextmanager
-    def _open(self, user: str, session: str | None) -> Iterator[_Bound]:
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stalwart-guard")
-        try:
-            run = executor.submit(lambda: self.guard.open(user, session=session)).result()
-            bound = _Bound(self.middleware, run, executor)
-            try:
-                kept = executor.submit(lambda: run.kept).result()
-                if isinstance(kept, Mapping):
-                    bound.kept = dict(kept)
-                yield bound
-            finally:
-                executor.submit(run.close).result()
-        finally:
-            executor.shutdown(wait=True)
+    def _open(self, user: str, session: str | None) -> AbstractContextManager[_Bound]:
+        return opened_sync(self.guard, user, session, self._bound)
+
+    def _bound(self, run: GuardedRun, executor: ThreadPoolExecutor) -> _Bound:
+        return _Bound(run, executor, middleware=self.middleware)
 
 
 # --- the set-ups refused ---
@@ -784,17 +733,9 @@ def _refuse(found: list[str]) -> None:
 # --- histories ---
 
 
-def _rewound(reply: Reply) -> bool:
-    """Whether the run's memory was rewound (it failed and nothing remains to undo)."""
-    return reply.state in ("rolled_back", "abandoned", "ended_by_operator")
-
-
 def _rewind(messages: list[AnyMessage], kept: Mapping[str, Any], reply: Reply) -> list[AnyMessage]:
-    """The history as stalwart's memory is rewound: the history before the failed run's
-    turn, the turn, and the run's one reply."""
-    before = int(kept.get("before", 0))
-    turn = str(kept.get("turn", ""))
-    return [*messages[:before], HumanMessage(turn), AIMessage(reply.text)]
+    """The history as stalwart's memory is rewound (`rewind`), in LangChain's messages."""
+    return rewind(messages, kept, reply, HumanMessage, AIMessage)
 
 
 def _text(messages: Sequence[AnyMessage]) -> str:

@@ -57,12 +57,11 @@ import asyncio
 import dataclasses
 import functools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from types import TracebackType
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .. import texts
@@ -72,6 +71,7 @@ from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..record.schema import CallStatus
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
+from ._bound import Bound, OwnLoop, opened, rewound
 
 try:
     from agents import (
@@ -98,18 +98,12 @@ _ROUNDS = 64
 _R = TypeVar("_R")
 
 
-@dataclass
-class _Bound:
-    """A guarded run, open on a thread of its own (its lease is that thread's)."""
+@dataclass(kw_only=True)
+class _Bound(Bound):
+    """A guarded run, open on a thread of its own, for the SDK runs the driver makes
+    (`Bound`)."""
 
     tools: StalwartTools
-    run: GuardedRun
-    executor: ThreadPoolExecutor
-    kept: dict[str, Any] = field(default_factory=dict)
-
-    async def call(self, work: Callable[..., _R], *args: Any) -> _R:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, functools.partial(work, self.run, *args))
 
 
 _BOUND: ContextVar[_Bound | None] = ContextVar("stalwart_openai_agents_run", default=None)
@@ -252,7 +246,7 @@ def _find_all(run: GuardedRun, call_ids: Sequence[str]) -> list[GuardedStep | No
     return [run.find(call_id) for call_id in call_ids]
 
 
-class StalwartDriver:
+class StalwartDriver(OwnLoop):
     """Runs an OpenAI Agents SDK agent whose tools `tools` built: each turn, each person's
     answer, each run taken up again, until a person is asked or the run ends (see the
     module). The unsafe set-ups are refused here (`UnsafeSetup`). The `*_sync` methods run
@@ -265,7 +259,6 @@ class StalwartDriver:
         self.agent = agent
         self.tools = tools
         self.guard = tools.guard
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def run(
         self,
@@ -370,23 +363,6 @@ class StalwartDriver:
     ) -> GuardedResult:
         return self._sync(self.resume(user, session=session, context=context))
 
-    def close(self) -> None:
-        loop, self._loop = self._loop, None
-        if loop is not None and not loop.is_closed():
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    def __enter__(self) -> StalwartDriver:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
     # --- inside ---
 
     async def _after(
@@ -453,43 +429,15 @@ class StalwartDriver:
             return []
         before = list(kept.get("before") or [])
         turn = {"role": "user", "content": str(kept.get("turn", ""))}
-        if reply.state in ("rolled_back", "abandoned", "ended_by_operator"):
+        if rewound(reply):
             return [*before, turn, {"role": "assistant", "content": reply.text}]
         return [*before, turn]
 
-    @asynccontextmanager
-    async def _open(self, user: str, session: str | None) -> AsyncIterator[_Bound]:
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stalwart-guard")
-        loop = asyncio.get_running_loop()
-        try:
-            run = await loop.run_in_executor(
-                executor, lambda: self.guard.open(user, session=session)
-            )
-            bound = _Bound(self.tools, run, executor)
-            try:
-                kept = await loop.run_in_executor(executor, lambda: run.kept)
-                if isinstance(kept, Mapping):
-                    bound.kept = dict(kept)
-                yield bound
-            finally:
-                await loop.run_in_executor(executor, run.close)
-        finally:
-            executor.shutdown(wait=True)
+    def _open(self, user: str, session: str | None) -> AbstractAsyncContextManager[_Bound]:
+        return opened(self.guard, user, session, self._bound)
 
-    async def _blocking(self, work: Callable[[], _R]) -> _R:
-        return await asyncio.get_running_loop().run_in_executor(None, work)
-
-    def _sync(self, work: Coroutine[Any, Any, _R]) -> _R:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            work.close()
-            raise RunStateError(texts.DRIVER_SYNC_IN_LOOP)
-        if self._loop is None or self._loop.is_closed():
-            self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(work)
+    def _bound(self, run: GuardedRun, executor: ThreadPoolExecutor) -> _Bound:
+        return _Bound(run, executor, tools=self.tools)
 
 
 def unsafe_setups(agent: Agent[Any], tools: StalwartTools) -> list[str]:

@@ -59,12 +59,11 @@ import asyncio
 import dataclasses
 import functools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from types import TracebackType
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .. import texts
@@ -74,6 +73,7 @@ from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..record.schema import CallStatus
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
+from ._bound import Bound, OwnLoop, opened, rewind, rewound
 
 try:
     from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
@@ -114,15 +114,12 @@ OutputT = TypeVar("OutputT")
 _ROUNDS = 64
 
 
-@dataclass
-class _Bound:
+@dataclass(kw_only=True)
+class _Bound(Bound):
     """A guarded run, open on a thread of its own, for the Pydantic AI run(s) the driver
-    makes: every call of the run goes to that thread (its lease is that thread's)."""
+    makes (`Bound`)."""
 
     capability: StalwartGuard
-    run: GuardedRun
-    executor: ThreadPoolExecutor
-    kept: dict[str, Any] = field(default_factory=dict)
     # A checkpoint to keep before the run's next call: kept on the run's thread then, so
     # with the commit of that call (a step's, before it is sent), not in a hop of its own.
     unkept: dict[str, Any] | None = None
@@ -323,7 +320,7 @@ def _act(step: GuardedStep) -> Any:
     raise RunStateError(texts.guarded_not_sendable(step.run, step.number, str(step.action)))
 
 
-class StalwartDriver(Generic[OutputT]):
+class StalwartDriver(OwnLoop, Generic[OutputT]):
     """Runs a guarded Pydantic AI agent: each turn, each person's answer, each run taken up
     again, until a person is asked or the run ends (see the module).
 
@@ -341,7 +338,6 @@ class StalwartDriver(Generic[OutputT]):
         self.capability = found
         self.guard = found.guard
         self.guard.declare(_framework_tools(agent))
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- the person's turn, answers, and a run taken up again ---
 
@@ -458,29 +454,6 @@ class StalwartDriver(Generic[OutputT]):
         """`resume`, on the driver's own event loop."""
         return self._sync(self.resume(user, session=session, deps=deps))
 
-    def close(self) -> None:
-        """Close the driver's own event loop (the `*_sync` methods'), if it made one."""
-        loop, self._loop = self._loop, None
-        if loop is not None and not loop.is_closed():
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    def __enter__(self) -> StalwartDriver[OutputT]:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        loop = getattr(self, "_loop", None)
-        if loop is not None and not loop.is_running() and not loop.is_closed():
-            loop.close()
-
     # --- inside ---
 
     async def _after(
@@ -490,7 +463,7 @@ class StalwartDriver(Generic[OutputT]):
             return await self.resume(user, session=session, deps=deps)
         kept = await self._blocking(lambda: self.guard.kept(user, session=session))
         messages = _load(kept.get("messages") if isinstance(kept, Mapping) else None)
-        if _rewound(reply) and isinstance(kept, Mapping):
+        if rewound(reply) and isinstance(kept, Mapping):
             messages = _rewind(messages, kept, reply)
         return GuardedResult(reply, None, messages)
 
@@ -550,7 +523,7 @@ class StalwartDriver(Generic[OutputT]):
         """A run that does not go on now (stopped, or waiting): its kept history, rewound
         when the run failed and nothing remains to undo."""
         messages = _load(bound.kept.get("messages"))
-        if _rewound(reply):
+        if rewound(reply):
             messages = _rewind(messages, bound.kept, reply)
         return GuardedResult(reply, None, messages)
 
@@ -575,40 +548,11 @@ class StalwartDriver(Generic[OutputT]):
         kinds = list(spec) if isinstance(spec, Sequence) and not isinstance(spec, str) else [spec]
         return kinds if DeferredToolRequests in kinds else [*kinds, DeferredToolRequests]
 
-    @asynccontextmanager
-    async def _open(self, user: str, session: str | None) -> AsyncIterator[_Bound]:
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stalwart-guard")
-        loop = asyncio.get_running_loop()
-        try:
-            run = await loop.run_in_executor(
-                executor, lambda: self.guard.open(user, session=session)
-            )
-            bound = _Bound(self.capability, run, executor)
-            try:
-                kept = run.kept
-                if isinstance(kept, Mapping):
-                    bound.kept = dict(kept)
-                yield bound
-            finally:
-                await loop.run_in_executor(executor, run.close)
-        finally:
-            executor.shutdown(wait=True)
+    def _open(self, user: str, session: str | None) -> AbstractAsyncContextManager[_Bound]:
+        return opened(self.guard, user, session, self._bound)
 
-    async def _blocking(self, work: Callable[[], _R]) -> _R:
-        """A call that takes the session's lock itself, off the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(None, work)
-
-    def _sync(self, work: Coroutine[Any, Any, _R]) -> _R:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            work.close()
-            raise RunStateError(texts.DRIVER_SYNC_IN_LOOP)
-        if self._loop is None or self._loop.is_closed():
-            self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(work)
+    def _bound(self, run: GuardedRun, executor: ThreadPoolExecutor) -> _Bound:
+        return _Bound(run, executor, capability=self.capability)
 
 
 # --- the set-ups refused ---
@@ -693,23 +637,19 @@ def _load(kept: Any) -> list[ModelMessage]:
     return list(ModelMessagesTypeAdapter.validate_python(kept))
 
 
-def _rewound(reply: Reply) -> bool:
-    """Whether the run's memory was rewound (it failed and nothing remains to undo)."""
-    return reply.state in ("rolled_back", "abandoned", "ended_by_operator")
-
-
 def _rewind(
     messages: list[ModelMessage], kept: Mapping[str, Any], reply: Reply
 ) -> list[ModelMessage]:
-    """The history as stalwart's memory is rewound: the history before the failed run's
-    turn, the turn, and the run's one reply."""
-    before = int(kept.get("before", 0))
-    turn = str(kept.get("turn", ""))
-    return [
-        *messages[:before],
-        ModelRequest(parts=[UserPromptPart(turn)]),
-        ModelResponse(parts=[TextPart(reply.text)]),
-    ]
+    """The history as stalwart's memory is rewound (`rewind`), in Pydantic AI's messages."""
+    return rewind(messages, kept, reply, _asked, _said)
+
+
+def _asked(turn: str) -> ModelMessage:
+    return ModelRequest(parts=[UserPromptPart(turn)])
+
+
+def _said(text: str) -> ModelMessage:
+    return ModelResponse(parts=[TextPart(text)])
 
 
 def _text(output: Any) -> str:
