@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -31,7 +31,8 @@ from radian.arc.records import FIX_LEVELS, Switch
 from radian.arc.report import build_report, report_text
 from radian.arc.results import CommandResult
 from radian.arc.states import State
-from radian.arc.store import ArcStore
+from radian.arc.store_open import open_store
+from radian.arc.store_protocol import Store
 from radian.arc.worker.presets import WORKER_NAMES
 from radian.worker.main import worker_command
 
@@ -51,7 +52,7 @@ JSON_FORMAT_VERSION = 2
 class Context:
     def __init__(self, repo: Path) -> None:
         self.repo_root = repo
-        self.store = ArcStore(repo)
+        self.store: Store = open_store(repo)
         self.clock: Clock = clock_from_environment()
         self.as_json = False  # set by --json
         self.hooks: Hooks | None = None  # [[hooks]], set up with the loop of run or start
@@ -69,7 +70,7 @@ def find_repo_root(start: Path) -> Path:
     return start
 
 
-def make_verifier(store: ArcStore, config: ArcConfig, clock: Clock) -> Verifier:
+def make_verifier(store: Store, config: ArcConfig, clock: Clock) -> Verifier:
     """GATE's verifier when it is installed and [gate] is configured; else NoVerifier."""
     if config.gate is None:
         return NoVerifier()
@@ -583,5 +584,7 @@ def reset_budget(context: Context, name: str) -> None:
 def gc(context: Context, branches: bool) -> None:
     """Remove the worktrees of integrated, failed and unknown tasks, and stale gate ones."""
     from radian.arc.cleanup import gc as collect
+    from radian.arc.store import ArcStore
 
-    _emit(_guard(lambda: collect(context.store, branches=branches)))
+    local = cast(ArcStore, context.store)  # cleanup reads only this host's folders
+    _emit(_guard(lambda: collect(local, branches=branches)))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from radian.arc.records import Task
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 from radian.arc.texts import rework_heading
 
 
-def append_rework(store: ArcStore, task: Task, body: str, heading_suffix: str = "") -> int:
+def append_rework(store: Store, task: Task, body: str, heading_suffix: str = "") -> int:
     """Append "## Rework <n><heading_suffix>" and `body` to the brief; returns n.
 
     n continues task.rework_count, whoever writes the rework (the lead, a review or a

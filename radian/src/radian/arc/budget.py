@@ -25,7 +25,7 @@ from radian.arc.config import ArcConfig
 from radian.arc.events import Event
 from radian.arc.records import Plan, Task
 from radian.arc.states import State, transition
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 from radian.arc.texts import plan_auto_off
 
 
@@ -59,7 +59,7 @@ def attempt_cost(
     return session_cost_usd
 
 
-def add_cost(store: ArcStore, task: Task, cost_usd: float) -> None:
+def add_cost(store: Store, task: Task, cost_usd: float) -> None:
     """Add an attempt's or a review's cost to the task (saved by the caller) and to its
     plan's running total (at once: a crash before the task is saved counts the cost in the
     plan and not the task, the side that pauses early; `radian arc doctor` reconciles)."""
@@ -73,13 +73,13 @@ def task_limit(task: Task, config: ArcConfig) -> float | None:
     return task.max_cost_usd if task.max_cost_usd is not None else config.limits.max_cost_usd
 
 
-def plan_spent(store: ArcStore, plan: Plan) -> float:
+def plan_spent(store: Store, plan: Plan) -> float:
     """cost_usd over every task of the plan: its running total, read in constant time (a
     plan of 10,000 tasks is not read again at every retry and every review verdict)."""
     return store.plan_cost(plan.name)
 
 
-def check_after_cost(store: ArcStore, task: Task, plan: Plan, config: ArcConfig) -> BudgetVerdict:
+def check_after_cost(store: Store, task: Task, plan: Plan, config: ArcConfig) -> BudgetVerdict:
     """Is a budget used up, now that `task` carries its latest cost? The task's first."""
     limit = task_limit(task, config)
     if limit is not None and task.cost_usd >= limit:
@@ -92,7 +92,7 @@ def check_after_cost(store: ArcStore, task: Task, plan: Plan, config: ArcConfig)
 
 
 def pause_for_budget(
-    store: ArcStore, task: Task, verdict: BudgetVerdict, clock: Clock, **fields: object
+    store: Store, task: Task, verdict: BudgetVerdict, clock: Clock, **fields: object
 ) -> list[Event]:
     """Move `task` to todo.paused_budget; a plan budget also turns the plan's auto off.
 

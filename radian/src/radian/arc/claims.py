@@ -30,7 +30,7 @@ from radian.arc.settle import (
     terminated_outcome,
 )
 from radian.arc.states import FAILED_STATES, State, transition
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 log = logger(__name__)
 
@@ -75,16 +75,14 @@ def owner_fields() -> dict[str, Any]:
     return {"owner_pid": os.getpid(), "owner_start": process_start(os.getpid())}
 
 
-def check_exec_args(store: ArcStore, config: ArcConfig) -> None:
+def check_exec_args(store: Store, config: ArcConfig) -> None:
     """start, run and confirm refuse a bad worker.exec_args before any claim."""
     problems = worker_api.validate_exec_args(config.worker.agent_args, repo_root=store.repo_root)
     if problems:
         raise ConfigError(texts.bad_exec_args(problems))
 
 
-def promote_due_retries(
-    store: ArcStore, clock: Clock, names: list[str] | None = None
-) -> list[Event]:
+def promote_due_retries(store: Store, clock: Clock, names: list[str] | None = None) -> list[Event]:
     """todo.retry_wait tasks whose retry_at has passed become todo.ready (among `names`, the
     due-index's, when given; else every task)."""
     events: list[Event] = []
@@ -113,7 +111,7 @@ def _is_due(retry_at: str | None, clock: Clock) -> bool:
 
 
 def claim(
-    store: ArcStore,
+    store: Store,
     config: ArcConfig,
     name: str,
     clock: Clock,
@@ -172,7 +170,7 @@ def claim(
 
 
 def recover_orphans(
-    store: ArcStore,
+    store: Store,
     config: ArcConfig,
     clock: Clock,
     running: set[tuple[str, str]],
@@ -241,7 +239,7 @@ def recover_orphans(
 
 
 def _adopt(
-    store: ArcStore,
+    store: Store,
     task: Task,
     attempt_id: str,
     attempt_dir: Path,

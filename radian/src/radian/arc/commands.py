@@ -32,7 +32,7 @@ from radian.arc.records import (
     check_name,
 )
 from radian.arc.states import REWORKABLE_STATES, State, transition
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 from radian.arc.worker.presets import config_with_worker
 
 
@@ -49,7 +49,7 @@ def init(repo_root: Path, worker: str | None = None) -> results.ConfigInit:
 
 # -- plans and tasks -------------------------------------------------------------------------
 def add_plan(
-    store: ArcStore,
+    store: Store,
     name: str,
     *,
     auto: Switch = "on",
@@ -92,7 +92,7 @@ def _new_plan(
 
 
 def add_task(
-    store: ArcStore,
+    store: Store,
     clock: Clock,
     plan_name: str,
     name: str,
@@ -155,17 +155,17 @@ def _check_task_options(
         raise UsageError(texts.negative_option("--max-cost-usd"))
 
 
-def _check_new_task(store: ArcStore, name: str) -> None:
+def _check_new_task(store: Store, name: str) -> None:
     _check_new_tasks(store, [name])
 
 
-def _check_new_tasks(store: ArcStore, names: list[str]) -> None:
+def _check_new_tasks(store: Store, names: list[str]) -> None:
     taken = store.existing_tasks(names)
     if taken:
         raise ArcError(texts.task_exists(taken[0], store.load_task(taken[0]).plan))
 
 
-def confirm(store: ArcStore, config: ArcConfig, plan_name: str) -> results.PlanConfirmed:
+def confirm(store: Store, config: ArcConfig, plan_name: str) -> results.PlanConfirmed:
     check_exec_args(store, config)
     with store.plan_lock(plan_name):
         plan = store.load_plan(plan_name)
@@ -175,7 +175,7 @@ def confirm(store: ArcStore, config: ArcConfig, plan_name: str) -> results.PlanC
 
 
 # -- a plan from one TOML file ---------------------------------------------------------------
-def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> results.PlanLoaded:
+def load_plan_file(store: Store, clock: Clock, path: Path) -> results.PlanLoaded:
     """Add a plan and its tasks from one TOML file; all checked before anything is written."""
     label = str(path)
     parsed = read_plan_file(path)
@@ -208,9 +208,7 @@ def load_plan_file(store: ArcStore, clock: Clock, path: Path) -> results.PlanLoa
     return results.PlanLoaded(plan.name, len(tasks))
 
 
-def _write_all_or_nothing(
-    store: ArcStore, plan: Plan, template: Task, tasks: list[NewTask]
-) -> None:
+def _write_all_or_nothing(store: Store, plan: Plan, template: Task, tasks: list[NewTask]) -> None:
     """The tasks in one loaded file, then the plan file (radian.arc.loaded): no command sees
     the plan until both are written. An interrupted load (Ctrl-C, a kill) is undone at once,
     or by the next command that creates plans or tasks."""
@@ -222,7 +220,7 @@ def _write_all_or_nothing(
 
 
 # -- changing a task by hand -----------------------------------------------------------------
-def cancel(store: ArcStore, clock: Clock, name: str) -> results.TaskCancelled:
+def cancel(store: Store, clock: Clock, name: str) -> results.TaskCancelled:
     """failed.cancelled; a live worker is stopped after the state is written."""
     with store.task_lock(name):
         task = store.load_task(name)
@@ -253,7 +251,7 @@ def cancel(store: ArcStore, clock: Clock, name: str) -> results.TaskCancelled:
     return results.TaskCancelled(name, str(from_state), str(State.CANCELLED))
 
 
-def rework(store: ArcStore, clock: Clock, name: str, text: str) -> results.TaskReworked:
+def rework(store: Store, clock: Clock, name: str, text: str) -> results.TaskReworked:
     """The lead's rework: a "## Rework <n>" section, retry_count back to 0, todo.ready."""
     if not text.strip():
         raise UsageError(texts.empty_rework_brief())
@@ -279,7 +277,7 @@ def rework(store: ArcStore, clock: Clock, name: str, text: str) -> results.TaskR
     return results.TaskReworked(name, number, str(State.READY))
 
 
-def reset_budget(store: ArcStore, clock: Clock, name: str) -> results.BudgetReset:
+def reset_budget(store: Store, clock: Clock, name: str) -> results.BudgetReset:
     """The only way out of todo.paused_budget: cost_usd to 0 (total_cost_usd stays)."""
     with store.task_lock(name):
         task = store.load_task(name)
@@ -292,7 +290,7 @@ def reset_budget(store: ArcStore, clock: Clock, name: str) -> results.BudgetRese
     return results.BudgetReset(name, str(State.READY))
 
 
-def set_plan_auto(store: ArcStore, plan_name: str, auto: Switch) -> results.PlanAuto:
+def set_plan_auto(store: Store, plan_name: str, auto: Switch) -> results.PlanAuto:
     """Turn a plan's auto on or off (a plan budget turns it off; this turns it back on)."""
     with store.plan_lock(plan_name):
         plan = store.load_plan(plan_name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from radian.arc import texts
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class DoctorResult:
         ]
 
 
-def doctor(store: ArcStore) -> DoctorResult:
+def doctor(store: Store) -> DoctorResult:
     checks = []
     for plan in store.plans():
         kept, counted = store.reconcile_plan_cost(plan.name)

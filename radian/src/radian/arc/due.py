@@ -23,7 +23,7 @@ from radian.arc.records import Plan, Task
 from radian.arc.states import State
 
 if TYPE_CHECKING:
-    from radian.arc.store import ArcStore
+    from radian.arc.store_protocol import Store
 
 JOURNAL = "changes.log"
 
@@ -53,7 +53,7 @@ class DueIndex:
     """The states of every task and the plans, as of the journal's last line read. Tasks are
     kept by state, so a pass looks only at the tasks in the states it acts on."""
 
-    def __init__(self, store: ArcStore) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.tasks: dict[str, Entry] = {}
         self.plans: dict[str, Plan] = {}

@@ -36,7 +36,7 @@ from radian.arc.config import HookConfig
 from radian.arc.events import Event
 from radian.arc.logs import logger
 from radian.arc.states import State
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 log = logger(__name__)
 
@@ -56,7 +56,7 @@ FINISHED = frozenset(state for state, name in HOOK_OF_STATE.items()
                      if name in ("integrated", "failed"))  # fmt: skip
 
 
-def unfinished_tasks(store: ArcStore, plan: str) -> set[str]:
+def unfinished_tasks(store: Store, plan: str) -> set[str]:
     """The tasks of `plan` that are not integrated or failed (a damaged one counts as not)."""
     found = store.plan_if_there(plan)
     if found is None:

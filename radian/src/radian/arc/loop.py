@@ -24,7 +24,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from filelock import Timeout
 
@@ -54,6 +54,7 @@ from radian.arc.settle import (
 )
 from radian.arc.states import FAILED_STATES, State
 from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 from radian.arc.worker.files import STOP_INTERRUPT
 
 log = logger(__name__)
@@ -117,7 +118,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def apply_end(
-    store: ArcStore,
+    store: Store,
     config: ArcConfig,
     claimed: Claim,
     outcome: AttemptOutcome,
@@ -143,7 +144,7 @@ class Loop:
 
     def __init__(
         self,
-        store: ArcStore,
+        store: Store,
         config: ArcConfig,
         clock: Clock,
         *,
@@ -292,7 +293,10 @@ class Loop:
                 continue
             self._cleaned.add(name)
             # Logged, not printed: the loop's lines stay those of the chapter.
-            for line in clean_task(self.store, name, branches=self.config.cleanup.branches):
+            # cleanup.py reads only this host's folders (worktrees, task folders, gate locks),
+            # which every store has; its annotations still name the files store.
+            local = cast(ArcStore, self.store)
+            for line in clean_task(local, name, branches=self.config.cleanup.branches):
                 log.info("%s", line)
 
     def _report_quarantined(self) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from radian.arc import texts
 from radian.arc.records import Task
 from radian.arc.states import State
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 FAILED = frozenset({State.IRRECOVERABLE, State.CANCELLED, State.EXHAUSTED})
 
@@ -50,7 +50,7 @@ class Report:
 
 
 def build_report(
-    store: ArcStore, tasks: Iterable[str] | None = None, plan: str | None = None
+    store: Store, tasks: Iterable[str] | None = None, plan: str | None = None
 ) -> Report:
     """The report over `tasks` (in the order given, once each), else `plan`'s, else every
     task's. A task whose file cannot be read is left out (`show` names it)."""
@@ -75,7 +75,7 @@ def _line(task: Task, reason: str | None = None) -> TaskLine:
     return TaskLine(task.name, task.plan, str(task.state), task.total_cost_usd, reason)
 
 
-def _failure(store: ArcStore, task: Task) -> str | None:
+def _failure(store: Store, task: Task) -> str | None:
     if task.state is State.CANCELLED:
         return texts.REPORT_CANCELLED
     if task.last_attempt_id is None:

@@ -20,7 +20,7 @@ from radian.arc.logs import logger
 from radian.arc.records import Task, attempt_result
 from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
 from radian.arc.states import State, transition
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 log = logger(__name__)
 
@@ -141,7 +141,7 @@ def outcome_from_record(record: dict[str, Any]) -> AttemptOutcome:
 
 
 def settle(
-    store: ArcStore,
+    store: Store,
     config: ArcConfig,
     task: Task,
     attempt_id: str,
@@ -241,7 +241,7 @@ def _moved(kind: EventKind, task: Task, text: str) -> Event:
     return Event(kind, text, task.name, str(task.state))
 
 
-def _interrupted(store: ArcStore, config: ArcConfig, task: Task, clock: Clock) -> list[Event]:
+def _interrupted(store: Store, config: ArcConfig, task: Task, clock: Clock) -> list[Event]:
     """Our row: arc stopped the attempt itself. The task is claimable again at once, its
     retry_count as it was; what the worker spent so far is counted (settle added it), so a
     budget it used up pauses the task as a retry would."""
@@ -257,7 +257,7 @@ def _interrupted(store: ArcStore, config: ArcConfig, task: Task, clock: Clock) -
 
 
 def _decide(
-    store: ArcStore,
+    store: Store,
     config: ArcConfig,
     task: Task,
     next_step: Next,

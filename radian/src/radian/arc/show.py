@@ -8,7 +8,7 @@ from radian.arc.config import ArcConfig
 from radian.arc.errors import DamagedFile
 from radian.arc.gate.verdict import verdict_summary, verdict_summary_line
 from radian.arc.records import Task
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 from radian.arc.worker.attempt import with_delivery
 
 # The state `show` gives a task whose file cannot be read (no state of the table).
@@ -30,7 +30,7 @@ ATTEMPT_KEYS = (
 )
 
 
-def task_document(store: ArcStore, config: ArcConfig, task: Task) -> dict[str, Any]:
+def task_document(store: Store, config: ArcConfig, task: Task) -> dict[str, Any]:
     """The JSON `show --json <task>` prints; its keys are stable."""
     limit = task.max_attempts if task.max_attempts is not None else config.limits.max_attempts
     attempts = []
@@ -65,7 +65,7 @@ def task_document(store: ArcStore, config: ArcConfig, task: Task) -> dict[str, A
     }
 
 
-def one_task_document(store: ArcStore, config: ArcConfig, name: str) -> dict[str, Any]:
+def one_task_document(store: Store, config: ArcConfig, name: str) -> dict[str, Any]:
     """`show <task>`: the task's document, or what is wrong with its file."""
     try:
         task = store.load_task(name)
@@ -74,7 +74,7 @@ def one_task_document(store: ArcStore, config: ArcConfig, name: str) -> dict[str
     return task_document(store, config, task)
 
 
-def next_brief_document(store: ArcStore, config: ArcConfig, name: str) -> dict[str, Any]:
+def next_brief_document(store: Store, config: ArcConfig, name: str) -> dict[str, Any]:
     """`show --brief <task>`: what the task's next attempt will be sent on its stdin (and
     what its review reads, without the delivery section): the brief it was loaded or added
     with, each "## Rework <n>" written since, then arc's delivery section."""
@@ -88,7 +88,7 @@ def damaged_document(name: str, problem: str) -> dict[str, Any]:
     return {"name": name, "state": DAMAGED, "problem": problem}
 
 
-def overview_document(store: ArcStore, config: ArcConfig) -> dict[str, Any]:
+def overview_document(store: Store, config: ArcConfig) -> dict[str, Any]:
     plans = []
     for plan in store.plans():
         tasks = []

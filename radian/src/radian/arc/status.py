@@ -9,8 +9,6 @@ not JSON or names no known state is counted as damaged, never stops the summary.
 
 from __future__ import annotations
 
-import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -20,7 +18,7 @@ from radian.arc import texts
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.records import Plan
 from radian.arc.states import State
-from radian.arc.store import TASK_FILE, ArcStore
+from radian.arc.store_protocol import Store
 
 DAMAGED = "damaged"
 FINISHED = frozenset({State.INTEGRATED, State.IRRECOVERABLE, State.CANCELLED, State.EXHAUSTED})
@@ -99,7 +97,7 @@ class _Tally:
 
 
 def fleet_status(
-    store: ArcStore, clock: Clock, *, plan: str | None = None, state: str | None = None
+    store: Store, clock: Clock, *, plan: str | None = None, state: str | None = None
 ) -> FleetStatus:
     """The fleet's status now; only `plan`'s tasks, only tasks in `state`, when given (a plan's
     cost and budget always count every task of it)."""
@@ -114,7 +112,7 @@ def fleet_status(
     done_last_hour = remaining = 0
     for found in plans:
         tally = _Tally()
-        for name, record in _task_records(store, found):
+        for name, record in store.task_records(found):
             task_state = record.get("state") if record is not None else None
             if task_state not in _STATE_NAMES:
                 tally.counts[DAMAGED] += 1
@@ -147,32 +145,6 @@ def _plan_status(plan: Plan, tally: _Tally) -> PlanStatus:
     left = None if plan.max_cost_usd is None else round(max(plan.max_cost_usd - cost, 0.0), 10)
     return PlanStatus(plan.name, plan.confirmed, plan.auto, dict(tally.counts), cost,
                       round(tally.total_cost_usd, 10), plan.max_cost_usd, left)  # fmt: skip
-
-
-def _task_records(store: ArcStore, plan: Plan) -> list[tuple[str, dict[str, Any] | None]]:
-    """Each task of `plan` as a plain record: a task with a folder from its task.json, a
-    loaded task that has none yet from its plan's loaded file (read once); None when the
-    record cannot be read."""
-    runs = os.fspath(store.task_dir("_").parent)
-    folders = set(os.listdir(runs)) if os.path.isdir(runs) else set()
-    loaded = store.loaded.records(plan.name)
-    found: list[tuple[str, dict[str, Any] | None]] = []
-    for name in plan.tasks:
-        if name in folders:
-            # plain paths: pathlib's joins cost more than the read itself at 10,000 tasks
-            found.append((name, _read_record(os.path.join(runs, name, TASK_FILE))))
-        else:
-            found.append((name, loaded.get(name)))
-    return found
-
-
-def _read_record(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as file:
-            data = json.loads(file.read())
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _money(value: object) -> float:

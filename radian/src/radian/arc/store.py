@@ -12,10 +12,11 @@ plan name can ever share a lock file with another kind, or with arc's own.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from radian.arc.atomic import fsync_dir, read_json, write_json_atomic, write_text_atomic
 from radian.arc.config import describe_validation_error
-from radian.arc.due import DueIndex, note_change
+from radian.arc.due import DueIndex, journal_path, note_change
 from radian.arc.errors import DamagedFile, NotFoundError
 from radian.arc.loaded import (
     LOADED_DIR,
@@ -419,6 +420,36 @@ class ArcStore:
         write_json_atomic(self.plan_cost_path(plan), {"cost_usd": counted})
         return counted
 
+    # -- what status and serve read ---------------------------------------------------------
+    def task_records(self, plan: Plan) -> list[tuple[str, dict[str, Any] | None]]:
+        """Each task of `plan` as a plain record: a task with a folder from its task.json, a
+        loaded task that has none yet from its plan's loaded file (read once); None when the
+        record cannot be read."""
+        runs = os.fspath(self.root / "runs")
+        folders = set(os.listdir(runs)) if os.path.isdir(runs) else set()
+        loaded = self.loaded.records(plan.name)
+        found: list[tuple[str, dict[str, Any] | None]] = []
+        for name in plan.tasks:
+            if name in folders:
+                # plain paths: pathlib's joins cost more than the read itself at 10,000 tasks
+                found.append((name, _read_plain(os.path.join(runs, name, TASK_FILE))))
+            else:
+                found.append((name, loaded.get(name)))
+        return found
+
+    def all_task_records(self) -> list[tuple[str, dict[str, Any] | None]]:
+        """Every task with a folder of its own (one written for since its load), by name,
+        as a plain record (None when its task.json cannot be read)."""
+        runs = os.fspath(self.root / "runs")
+        names = sorted(os.listdir(runs)) if os.path.isdir(runs) else []
+        return [(name, _read_plain(os.path.join(runs, name, TASK_FILE))) for name in names]
+
+    def change_mark(self) -> Hashable:
+        """A few `stat` calls: the journal every save appends to, the plans, the task
+        folders and the loaded files."""
+        return (_stat(journal_path(self.root)), _stat(self.root / "plans"),
+                _stat(self.root / "runs"), _stat(self.root / "loaded"))  # fmt: skip
+
     def read_brief(self, task: str) -> str:
         """The task's brief: its brief.md, else the brief it was loaded with; "" when the
         task has neither.
@@ -483,3 +514,20 @@ def _read_object(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _read_plain(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as file:
+            data = json.loads(file.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns

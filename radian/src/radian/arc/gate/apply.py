@@ -41,14 +41,14 @@ from radian.arc.logs import logger
 from radian.arc.records import Plan, Task
 from radian.arc.schedule import due_at, retry_backoff_secs
 from radian.arc.states import State, transition
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 log = logger(__name__)
 
 MICROS_PER_USD = 1_000_000
 
 
-def apply_gate(store: ArcStore, config: ArcConfig, run: GateRun, clock: Clock) -> list[Event]:
+def apply_gate(store: Store, config: ArcConfig, run: GateRun, clock: Clock) -> list[Event]:
     """Apply `run` to its task; what happened, one event per printed line. A task that moved
     on meanwhile (cancelled, or a newer attempt) keeps its state: the verdicts stay on file,
     nothing else changes."""
@@ -88,7 +88,7 @@ def _moved(kind: EventKind, task: Task, text: str) -> Event:
     return Event(kind, text, task.name, str(task.state))
 
 
-def _wait_for_remote(store: ArcStore, task: Task, error: str, clock: Clock) -> Event:
+def _wait_for_remote(store: Store, task: Task, error: str, clock: Clock) -> Event:
     """The gate could not reach the remote (a fetch, or the integration's push): the task
     stays review.verifying and its gate runs again at retry_at (10 s, doubled up to 5
     minutes), like the delivery check's wait. No verdict is applied, no retry used; what its
@@ -103,7 +103,7 @@ def _wait_for_remote(store: ArcStore, task: Task, error: str, clock: Clock) -> E
 
 
 def _decide(
-    store: ArcStore,
+    store: Store,
     config: ArcConfig,
     plan: Plan,
     task: Task,
@@ -157,7 +157,7 @@ def _decide(
 
 
 def _conflict(
-    store: ArcStore, config: ArcConfig, plan: Plan, task: Task, failure: Verdict, clock: Clock
+    store: Store, config: ArcConfig, plan: Plan, task: Task, failure: Verdict, clock: Clock
 ) -> list[Event]:
     limit = config.limits.max_conflict_rework
     if not plan.merge_main:
@@ -183,7 +183,7 @@ def _conflict(
     return [_moved("conflict_pending", task, line)]
 
 
-def _is_reverify(store: ArcStore, task: str, attempt_id: str) -> bool:
+def _is_reverify(store: Store, task: str, attempt_id: str) -> bool:
     record = store.read_attempt_result(task, attempt_id) or {}
     return record.get("class") == ROWS["reverify"].failure_class
 
@@ -193,9 +193,7 @@ def rework_reason_for(failure: Verdict) -> str:
     return f"{failure.stage} failed ({failure.reason}): {failure.detail or failure.reason}"
 
 
-def _record_gate(
-    store: ArcStore, task: Task, run: GateRun, review_micros: int, clock: Clock
-) -> None:
+def _record_gate(store: Store, task: Task, run: GateRun, review_micros: int, clock: Clock) -> None:
     """The gate's summary joins the attempt's result: what it cost, where it sent the task."""
     record: dict[str, Any] = store.read_attempt_result(task.name, run.attempt_id) or {
         "task": task.name,

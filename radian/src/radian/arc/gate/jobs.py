@@ -22,16 +22,16 @@ from radian.arc.gate.verdict import (
 )
 from radian.arc.records import Task
 from radian.arc.states import State
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 
-def gate_lock(store: ArcStore, task: str) -> FileLock:
+def gate_lock(store: Store, task: str) -> FileLock:
     """Held for as long as a gate runs for `task`, in whichever process runs it."""
     return store.gate_lock(task)
 
 
 def build_job(
-    store: ArcStore, config: ArcConfig, task: Task, attempt_id: str, stop: threading.Event
+    store: Store, config: ArcConfig, task: Task, attempt_id: str, stop: threading.Event
 ) -> GateJob:
     if task.head_sha is None:
         raise ArcError(texts.no_head_sha(task.name))
@@ -51,13 +51,13 @@ def build_job(
     )
 
 
-def still_verifying(store: ArcStore, task: str, attempt_id: str) -> bool:
+def still_verifying(store: Store, task: str, attempt_id: str) -> bool:
     """Is `attempt_id` still the attempt `task` is verifying? (Not cancelled, not replaced.)"""
     current = store.load_task(task)
     return current.state is State.VERIFYING and current.last_attempt_id == attempt_id
 
 
-def finished_run_on_file(store: ArcStore, task: str, attempt_id: str) -> GateRun | None:
+def finished_run_on_file(store: Store, task: str, attempt_id: str) -> GateRun | None:
     """The attempt's gate as its verdict files tell it, when it reached its end; else None.
 
     A `run` killed after the gate's last verdict but before applying it leaves this.
@@ -71,9 +71,7 @@ def finished_run_on_file(store: ArcStore, task: str, attempt_id: str) -> GateRun
     return GateRun(task, attempt_id, tuple(verdicts), stopped=False)
 
 
-def error_run(
-    store: ArcStore, task: str, attempt_id: str, error: Exception, clock: Clock
-) -> GateRun:
+def error_run(store: Store, task: str, attempt_id: str, error: Exception, clock: Clock) -> GateRun:
     """A gate that could not even start (no head_sha, an unreadable file...): one verdict
     with reason gate_error, so the task waits for the lead instead of retrying forever."""
     task_dir = store.task_dir(task)

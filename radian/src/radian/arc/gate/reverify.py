@@ -38,13 +38,13 @@ from radian.arc.gate.verdict import (
 from radian.arc.records import Task, attempt_result
 from radian.arc.results import Reverified
 from radian.arc.states import State, transition
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 AUTO_REVERIFY_FILE = "auto_reverify.json"
 HAND_STATES = frozenset({State.REWORK_PENDING, State.READY})
 
 
-def claim_reverify(store: ArcStore, task: Task, clock: Clock, reason: str) -> str:
+def claim_reverify(store: Store, task: Task, clock: Clock, reason: str) -> str:
     """A reverify attempt: recorded (class reverify) before the task moves to
     review.verifying. The caller holds the task's lock; the task is saved here."""
     attempt_id = next_attempt_id(task)
@@ -75,7 +75,7 @@ def claim_reverify(store: ArcStore, task: Task, clock: Clock, reason: str) -> st
     return attempt_id
 
 
-def reverify_by_hand(store: ArcStore, config: ArcConfig, clock: Clock, name: str) -> Reverified:
+def reverify_by_hand(store: Store, config: ArcConfig, clock: Clock, name: str) -> Reverified:
     """`radian arc reverify <task>`: run the gate again now, in the foreground.
 
     Ignores both automatic guards and uses up neither. Without [gate] there is no gate to
@@ -105,11 +105,11 @@ def reverify_by_hand(store: ArcStore, config: ArcConfig, clock: Clock, name: str
 
 
 # -- the automatic path ---------------------------------------------------------------------
-def auto_reverify_path(store: ArcStore, task: str) -> Path:
+def auto_reverify_path(store: Store, task: str) -> Path:
     return store.task_dir(task) / AUTO_REVERIFY_FILE
 
 
-def reverified_pairs(store: ArcStore, task: str) -> set[tuple[str, str]]:
+def reverified_pairs(store: Store, task: str) -> set[tuple[str, str]]:
     path = auto_reverify_path(store, task)
     if not path.is_file():
         return set()
@@ -118,7 +118,7 @@ def reverified_pairs(store: ArcStore, task: str) -> set[tuple[str, str]]:
 
 
 def _remember_pair(
-    store: ArcStore, task: str, head_sha: str, target_sha: str, attempt_id: str, clock: Clock
+    store: Store, task: str, head_sha: str, target_sha: str, attempt_id: str, clock: Clock
 ) -> None:
     path = auto_reverify_path(store, task)
     data: dict[str, Any] = read_json(path) if path.is_file() else {"pairs": []}
@@ -129,7 +129,7 @@ def _remember_pair(
     write_json_atomic(path, data)
 
 
-def tree_failure(store: ArcStore, task: Task) -> Verdict | None:
+def tree_failure(store: Store, task: Task) -> Verdict | None:
     """The failing commands or integration verdict that left `task` in rework_pending, or
     None when the task waits for another reason (review, conflict, delivery, a note...)."""
     if task.state is not State.REWORK_PENDING:
@@ -142,7 +142,7 @@ def tree_failure(store: ArcStore, task: Task) -> Verdict | None:
     return verdict
 
 
-def auto_reverify_candidates(store: ArcStore, config: ArcConfig) -> list[tuple[Task, Verdict]]:
+def auto_reverify_candidates(store: Store, config: ArcConfig) -> list[tuple[Task, Verdict]]:
     found = []
     off = {plan.name for plan in store.plans() if plan.auto == "off"}
     for name in store.names_in(State.REWORK_PENDING):
@@ -160,7 +160,7 @@ def auto_reverify_candidates(store: ArcStore, config: ArcConfig) -> list[tuple[T
 
 
 def auto_reverify(
-    store: ArcStore, config: ArcConfig, clock: Clock, skip: set[str]
+    store: Store, config: ArcConfig, clock: Clock, skip: set[str]
 ) -> tuple[list[Event], list[tuple[str, str]]]:
     """Claim the automatic reverifies that are due; (events, (task, attempt) to start)."""
     candidates = [(t, v) for t, v in auto_reverify_candidates(store, config) if t.name not in skip]

@@ -12,18 +12,18 @@ from radian.arc.brief import append_rework
 from radian.arc.gate import texts
 from radian.arc.gate.findings import Finding
 from radian.arc.records import Task
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 
 def write_review_rework(
-    store: ArcStore, task: Task, fix_level: str, findings: Sequence[Finding]
+    store: Store, task: Task, fix_level: str, findings: Sequence[Finding]
 ) -> int:
     """ "## Rework <n>" listing the failing findings; returns n."""
     return append_rework(store, task, texts.review_rework_body(fix_level, findings))
 
 
 def write_conflict_rework(
-    store: ArcStore, task: Task, main_sha: str, stage: str, paths: Sequence[str]
+    store: Store, task: Task, main_sha: str, stage: str, paths: Sequence[str]
 ) -> int:
     """ "## Rework <n> (conflict with main)"; returns n."""
     body = texts.conflict_rework_body(main_sha, stage, paths)

@@ -32,7 +32,7 @@ from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.reverify import auto_reverify
 from radian.arc.logs import logger
 from radian.arc.states import State
-from radian.arc.store import ArcStore
+from radian.arc.store_protocol import Store
 
 log = logger(__name__)
 
@@ -53,7 +53,7 @@ class _Gate:
 class GateVerifier:
     def __init__(
         self,
-        store: ArcStore,
+        store: Store,
         config: ArcConfig,
         clock: Clock,
         *,
@@ -165,7 +165,7 @@ class GateVerifier:
         return True
 
 
-def _lock_free(store: ArcStore, task: str) -> bool:
+def _lock_free(store: Store, task: str) -> bool:
     lock = gate_lock(store, task)
     try:
         lock.acquire(timeout=0)

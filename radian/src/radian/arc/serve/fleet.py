@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import threading
 import time
@@ -26,10 +25,9 @@ from typing import Any
 from radian.arc import show
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
-from radian.arc.due import journal_path
 from radian.arc.states import State
 from radian.arc.status import FleetStatus, fleet_status
-from radian.arc.store import TASK_FILE, ArcStore
+from radian.arc.store_protocol import Store
 from radian.arc.worker.files import AttemptFiles
 
 TAIL_BYTES = 8192  # read from the end of a running attempt's worker.log
@@ -94,16 +92,13 @@ class FleetState:
         }
 
 
-def read_fleet(store: ArcStore, clock: Clock) -> FleetState:
+def read_fleet(store: Store, clock: Clock) -> FleetState:
     """The fleet now: one read of every plan (status) and of every task folder."""
     status = fleet_status(store, clock)
     now = clock.now()
     running: list[Running] = []
     failures: list[Failure] = []
-    runs = store.task_dir("_").parent
-    names = sorted(os.listdir(runs)) if runs.is_dir() else []
-    for name in names:
-        record = _read_record(runs / name / TASK_FILE)
+    for name, record in store.all_task_records():
         state = record.get("state") if record is not None else None
         if record is None or state not in _STATE_NAMES:
             continue  # damaged: status counts it, `show <task>` says why
@@ -118,14 +113,6 @@ def read_fleet(store: ArcStore, clock: Clock) -> FleetState:
 _STATE_NAMES = frozenset(str(state) for state in State)
 
 
-def _read_record(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -134,7 +121,7 @@ def _money(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def _running(store: ArcStore, name: str, record: dict[str, Any], now: datetime) -> Running:
+def _running(store: Store, name: str, record: dict[str, Any], now: datetime) -> Running:
     attempt_id = _text(record.get("last_attempt_id"))
     started = elapsed = last_output = None
     tail: list[str] = []
@@ -166,7 +153,7 @@ def output_tail(log: Path) -> tuple[str | None, list[str]]:
     return format_utc(datetime.fromtimestamp(modified, UTC)), shown
 
 
-def _failure(store: ArcStore, name: str, record: dict[str, Any]) -> Failure:
+def _failure(store: Store, name: str, record: dict[str, Any]) -> Failure:
     attempt_id = _text(record.get("last_attempt_id"))
     result = (store.read_attempt_result(name, attempt_id) if attempt_id else None) or {}
     reason = _text(result.get("reason"))
@@ -237,7 +224,7 @@ class Fleet:
 
     def __init__(
         self,
-        store: ArcStore,
+        store: Store,
         clock: Clock,
         config: ArcConfig,
         *,
@@ -296,9 +283,7 @@ class Fleet:
         return show.one_task_document(self.store, self.config, name)
 
     def _files(self) -> Signature:
-        root = self.store.root
-        return (_stat(journal_path(root)), _stat(root / "plans"), _stat(root / "runs"),
-                _stat(root / "loaded"))  # fmt: skip
+        return (self.store.change_mark(),)
 
     def _logs(self, state: FleetState) -> Signature:
         return tuple(
