@@ -63,3 +63,47 @@ def test_the_turn_is_read_in_the_grammar_given_not_in_english() -> None:
         "wrong": "model",
     }
     assert sources_of(args, turn, [], ENGLISH)["amount"] == "model"
+
+
+def test_the_turn_is_read_in_each_of_the_agents_languages() -> None:
+    from stalwart.selector.portuguese import GRAMMAR as PORTUGUESE
+
+    both = (ENGLISH, PORTUGUESE)
+    args = {"amount": "40.00", "thousand": 1250, "order": 4411}
+    # a Portuguese turn: "40,00" and "1.250,00" are read as Portuguese writes them
+    assert sources_of(args, "cobrar R$ 40,00 e 1.250,00 do pedido 4411", [], both) == {
+        "amount": "turn",
+        "thousand": "turn",
+        "order": "turn",
+    }
+    # an English turn is read as before
+    assert sources_of(args, "charge $ 40.00 and 1,250.00 for order 4411", [], both) == {
+        "amount": "turn",
+        "thousand": "turn",
+        "order": "turn",
+    }
+    # a number that is two amounts is neither, in any language
+    assert sources_of({"amount": 1250}, "cobrar 1.250", [], both) == {"amount": "model"}
+    assert sources_of({"amount": "1.25"}, "cobrar 1.250", [], both) == {"amount": "model"}
+
+
+def test_a_number_two_grammars_read_as_two_amounts_is_none_of_the_turns() -> None:
+    # Grammars that do not refuse "1,250" themselves: 1250 in one, 1.25 in the other.
+    thousands = dataclasses.replace(ENGLISH, ambiguous_number=None)
+    comma = dataclasses.replace(
+        ENGLISH,
+        ambiguous_number=None,
+        malformed_number=None,
+        integer=re.compile(r"[+-]?\d+"),
+        decimal=re.compile(r"[+-]?\d+,\d+"),
+        decimal_point=",",
+        thousands_separator="",
+    )
+    args = {"a": 1250, "b": "1.25", "order": 4411}
+    assert sources_of(args, "pay 1,250 for order 4411", [], thousands)["a"] == "turn"
+    assert sources_of(args, "pay 1,250 for order 4411", [], comma)["b"] == "turn"
+    assert sources_of(args, "pay 1,250 for order 4411", [], (thousands, comma)) == {
+        "a": "model",
+        "b": "model",
+        "order": "turn",
+    }

@@ -18,12 +18,13 @@ from test_selector_corpus import CORPUS_TURNS, DESKS, verdict
 
 from stalwart import Agent, texts
 from stalwart.cli import main
-from stalwart.config import load_agent
+from stalwart.config import load_agent, load_project
 from stalwart.errors import ConfigError
 from stalwart.selector import DEFAULT, LANGUAGES, explain_turn, read_turn
 from stalwart.selector import portuguese as pt
 from stalwart.selector.languages import language_of
 from stalwart.tools import ToolSpec
+from stalwart.verify.turns import check_turns
 
 pytestmark = pytest.mark.unit
 
@@ -60,6 +61,38 @@ def test_the_default_is_english_alone_and_a_portuguese_turn_is_not_read(tmp_path
         assert agent.explain(turn).reading.reason == texts.NOT_ENGLISH
         reply = agent.chat(turn, user="ana")
     assert reply.text == texts.unread_reply(turn, texts.NOT_ENGLISH)
+
+
+def test_the_refusal_keeps_its_reason_and_says_how_to_have_portuguese_read(
+    tmp_path: Path,
+) -> None:
+    # The reason is the one a verify turns file keeps (QG201 compares it), word for word;
+    # what to do about it is said after it, in the reply and in `stalwart explain`.
+    (tmp_path / "agent.yaml").write_text(DESK)
+    turn = "transferir 25,00 de alice para bob"
+    with Agent.from_file(tmp_path / "agent.yaml") as agent:
+        assert agent.explain(turn).reading.reason == (
+            "the turn is not English; it reads as Portuguese, which is not read yet"
+        )
+        reply = agent.chat(turn, user="ana")
+    assert reply.text == (
+        'I could not read "transferir 25,00 de alice para bob" (the turn is not English; it '
+        "reads as Portuguese, which is not read yet), so nothing ran. To have Portuguese "
+        "read, add it to the agent's languages in agent.yaml: languages: [english, "
+        "portuguese]."
+    )
+    result = CliRunner().invoke(main, ["explain", str(tmp_path / "agent.yaml"), turn])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == (
+        'The turn is not read: "transferir 25,00 de alice para bob" (the turn is not '
+        "English; it reads as Portuguese, which is not read yet). Nothing would run. To "
+        "have Portuguese read, add it to the agent's languages in agent.yaml: languages: "
+        "[english, portuguese]."
+    )
+    # any other reason is said as before, with nothing after it
+    assert texts.unread_reply("x", texts.NO_TOOL_MATCHES) == (
+        'I could not read "x" (no tool matches), so nothing ran.'
+    )
 
 
 def test_english_alone_reads_every_corpus_turn_as_before_portuguese_shipped() -> None:
@@ -262,3 +295,34 @@ def test_agent_yaml_refuses_languages_it_cannot_read(
     with pytest.raises(ConfigError) as raised:
         load_agent(tmp_path / "agent.yaml")
     assert "languages" in str(raised.value) and said in str(raised.value), raised.value
+
+
+BILINGUAL_TURNS = """\
+turns:
+  - turn: "fazer um pix de R$ 25,00 de alice para bob"
+    steps: [{tool: transferir, args: {origem: alice, destino: bob, valor: "25.00"}}]
+  - turn: "não transferir 25,00 de alice para bob"
+    unread: 'it says not to: "não"'
+  - turn: "transfer 25.00 from alice to bob"
+    unread: "required argument origem of transferir is not given"
+"""
+
+
+def test_verify_reads_sample_turns_in_the_agents_languages(tmp_path: Path) -> None:
+    # Before, a turns file was read in English alone whatever the agent read: the
+    # Portuguese turns were "not English" (QG201 on both), though the agent reads them.
+    (tmp_path / "agent.yaml").write_text(BILINGUAL)
+    (tmp_path / "turns.yaml").write_text(BILINGUAL_TURNS)
+    findings, count = check_turns(load_project(tmp_path / "agent.yaml"), tmp_path / "turns.yaml")
+    assert (findings, count) == ([], 3)
+    result = CliRunner().invoke(
+        main, ["verify", str(tmp_path / "agent.yaml"), "--turns", str(tmp_path / "turns.yaml")]
+    )
+    assert "QG201" not in result.output  # (the desk's routes have findings of their own)
+    # the same file over the agent that reads English alone: each Portuguese turn is QG201
+    (tmp_path / "agent.yaml").write_text(DESK)
+    findings, _ = check_turns(load_project(tmp_path / "agent.yaml"), tmp_path / "turns.yaml")
+    assert [(f.code.value, f.tool) for f in findings] == [
+        ("QG201", "turns[0]"),
+        ("QG201", "turns[1]"),
+    ]

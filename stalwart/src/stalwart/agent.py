@@ -144,8 +144,8 @@ class Agent:
     loaded model waits out rate limits and overloads (`BackoffPolicy()` by default), and
     `undo_backoff` how a failing undo is retried (three more tries, up to 1, 2, 4 s).
     `grammar` is the language the agent's turns are written in, for where a model's
-    arguments came from (the selector's, English, by default; give it with a `reader=`
-    of another language).
+    arguments came from (by default, the grammars of the agent's `languages:`, English
+    alone unless agent.yaml says more; give it with a `reader=` of another language).
     `on_progress` is told each streamed answer's text so far (agent.yaml `stream: true`),
     as a `ModelProgress` naming its session, run and ask: what a web page shows while a
     long answer comes.
@@ -182,7 +182,7 @@ class Agent:
             check=Check(config.tools, config.rulebook),
             confirms=confirms,
             undo_backoff=undo_backoff or UNDO_BACKOFF,
-            grammar=grammar or selector.GRAMMAR,
+            grammars=(grammar,) if grammar is not None else selector.grammars(config.languages),
             model=self.model,
             max_model_calls=max_model_calls,
             instructions=config.instructions,

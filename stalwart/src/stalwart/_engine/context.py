@@ -19,15 +19,17 @@ DEFAULT_MAX_MODEL_CALLS = 8
 @dataclass(frozen=True)
 class RunContext:
     """What a run needs of its agent: its name, its tools, its check, the clock's schedule,
-    the grammar its turns are written in, and the model a turn the selector cannot read
-    goes to (on_unread: model)."""
+    the grammars of the languages its turns are written in, and the model a turn the
+    selector cannot read goes to (on_unread: model)."""
 
     name: str
     tools: Mapping[str, ToolSpec]
     check: Check
     confirms: Callable[[ToolSpec], bool]  # whether a person confirms the tool's calls
     undo_backoff: Backoff
-    grammar: Grammar
+    # The grammars of the agent's languages (agent.yaml `languages:`), English alone by
+    # default: where a model's argument came from reads the turn with each (provenance).
+    grammars: tuple[Grammar, ...]
     model: Model | None = None
     max_model_calls: int = DEFAULT_MAX_MODEL_CALLS
     instructions: str | None = None  # the agent's own, sent beside stalwart's rules

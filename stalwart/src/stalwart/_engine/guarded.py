@@ -88,7 +88,7 @@ def _sources(
     # Imported here: provenance reads the grammar's tokens, which the engine needs only here.
     from ..policy.provenance import sources_of
 
-    return sources_of(args, run.turn, _seen_results(ledger, run), context.grammar)
+    return sources_of(args, run.turn, _seen_results(ledger, run), context.grammars)
 
 
 def send(ledger: Ledger, context: RunContext, run: RunRow, index: int, sender: Sender) -> RunRow:

@@ -97,9 +97,9 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
     """Ask the model for the run's next steps, recording the ask before and the answer after.
 
     The caller appends the answer's steps to the run and commits them with the answer.
-    `grammar` is the language of the run's turn, for where each argument came from.
+    `context.grammars` are the agent's languages, for where each argument came from.
     """
-    model, tools, agent, grammar = context.model, context.tools, context.name, context.grammar
+    model, tools, agent, grammars = context.model, context.tools, context.name, context.grammars
     max_calls = context.max_model_calls
     asked = model_calls(ledger, run)
     pending = asked[-1] if asked and asked[-1].status == CallStatus.IN_FLIGHT else None
@@ -168,7 +168,7 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
                 "clause": None,
                 "model_call": pending.call_id,
                 "tool_call_id": call.id,
-                "sources": sources_of(args, run.turn, seen, grammar),
+                "sources": sources_of(args, run.turn, seen, grammars),
             }
         )
     return Answer(text=response.text, steps=steps)

@@ -13,8 +13,14 @@ a value from anywhere, so each argument is traced when the model's answer is rec
 The turn wins over a step: a value the person said is theirs, wherever else it shows.
 The rulebook can require an argument's source (`require charge_card.amount from turn`).
 
-The turn is read with the grammar it was written in (the agent's, given by the caller):
-this module knows no language, so a Portuguese "40,00" is forty, not four thousand.
+The turn is read with the grammars of the agent's languages (given by the caller): this
+module knows no language, so a Portuguese "40,00" is forty, not four thousand, for an
+agent that reads Portuguese (agent.yaml `languages: [english, portuguese]`). Each grammar
+reads the turn's numbers its own way, and a number is the turn's when every grammar that
+reads it as a number reads it as the same amount: "40,00" is forty (English reads no
+number there), "40.00" is forty (Portuguese reads none), and a number two grammars would
+read as two amounts is none of the turn's (the grammars here refuse such a number
+themselves: "1.250").
 """
 
 from __future__ import annotations
@@ -45,11 +51,14 @@ def all_from_turn(args: Mapping[str, Any]) -> dict[str, str]:
 
 
 def sources_of(
-    args: Mapping[str, Any], turn: str, seen: Sequence[SeenResult], grammar: Grammar
+    args: Mapping[str, Any],
+    turn: str,
+    seen: Sequence[SeenResult],
+    grammars: Grammar | Sequence[Grammar],
 ) -> dict[str, str]:
     """Where each argument's value came from (see the module's rules); the turn is read
-    with `grammar`, the language it was written in."""
-    in_turn = _TurnValues(turn, grammar)
+    with `grammars`, the agent's languages (one grammar, or several)."""
+    in_turn = _TurnValues(turn, (grammars,) if isinstance(grammars, Grammar) else grammars)
     sources: dict[str, str] = {}
     for name, value in args.items():
         if in_turn.has(value):
@@ -68,15 +77,21 @@ def sources_of(
 class _TurnValues:
     """The values a turn says: its numbers, and its text for any other value."""
 
-    def __init__(self, turn: str, grammar: Grammar) -> None:
+    def __init__(self, turn: str, grammars: Sequence[Grammar]) -> None:
         self.turn = turn
-        self.numbers: set[Decimal] = set()
-        for clause, offset in split_clauses(turn, grammar):
-            for token in tokenize(clause, offset, grammar):
-                if token.kind in (Kind.INTEGER, Kind.DECIMAL):
-                    number = grammar.number(token.text)
-                    if number is not None:
-                        self.numbers.add(number)
+        # Each number as written (where it starts, its text), with every amount a grammar
+        # reads it as: one amount is the turn's, two are none.
+        read: dict[tuple[int, str], set[Decimal]] = {}
+        for grammar in grammars:
+            for clause, offset in split_clauses(turn, grammar):
+                for token in tokenize(clause, offset, grammar):
+                    if token.kind in (Kind.INTEGER, Kind.DECIMAL):
+                        number = grammar.number(token.text)
+                        if number is not None:
+                            read.setdefault((token.start, token.text), set()).add(number)
+        self.numbers: set[Decimal] = {
+            amount for amounts in read.values() if len(amounts) == 1 for amount in amounts
+        }
 
     def has(self, value: Any) -> bool:
         if isinstance(value, bool) or value is None:

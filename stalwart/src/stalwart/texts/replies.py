@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from ..codec import canonical_json
 from ..errors import Unencodable
 from .questions import call_text, shown_args, undo_maybe_done, visible
+from .selector import how_to_read
 
 _K = TypeVar("_K", bound=Hashable)
 
@@ -47,7 +48,9 @@ def unread_reply(clause: str | None, reason: str | None) -> str:
     """Which clause could not be read; nothing ran and no model was called."""
     said = f'I could not read "{visible(clause)}"' if clause else "I could not read this turn"
     because = f" ({visible(reason)})" if reason else ""
-    return f"{said}{because}, so nothing ran."
+    how = how_to_read(reason)
+    then = f" {how}" if how else ""
+    return f"{said}{because}, so nothing ran.{then}"
 
 
 # --- which call a reply means ---

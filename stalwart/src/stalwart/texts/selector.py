@@ -11,6 +11,19 @@ from .questions import visible
 # Said for an agent that reads English alone (the default), as before Portuguese shipped:
 # a verify turns file keeps it (QG201 compares), so it is kept word for word.
 NOT_ENGLISH = "the turn is not English; it reads as Portuguese, which is not read yet"
+# What that agent's owner can do about it, said after the reason in the reply and in
+# `stalwart explain` (never inside the reason: that would change what QG201 compares).
+READ_PORTUGUESE_HOW = (
+    "To have Portuguese read, add it to the agent's languages in agent.yaml: "
+    "languages: [english, portuguese]."
+)
+
+
+def how_to_read(reason: str | None) -> str | None:
+    """The guidance said after a reason, if it has any: how to have Portuguese read."""
+    return READ_PORTUGUESE_HOW if reason == NOT_ENGLISH else None
+
+
 # A turn whose words mark no language, read differently (or not at all) in some of the
 # agent's languages (selector/languages.py).
 LANGUAGE_UNCLEAR = (
@@ -130,4 +143,6 @@ def explained_read(steps: int) -> str:
 
 def explained_unread(clause: str | None, reason: str) -> str:
     said = f' "{visible(clause)}"' if clause else ""
-    return f"The turn is not read:{said} ({visible(reason)}). Nothing would run."
+    how = how_to_read(reason)
+    then = f" {how}" if how else ""
+    return f"The turn is not read:{said} ({visible(reason)}). Nothing would run.{then}"

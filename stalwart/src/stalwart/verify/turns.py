@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,11 +106,12 @@ def verify_turns(
 ) -> list[Finding]:
     """Read each sample turn with the selector and compare it with what the file expects.
 
-    Steps compare by tool and arguments; the expected arguments are first typed by the
-    tool's hints, as a run types them (so `amount: 40` is the float 40.0 of a float
+    Each turn is read in the agent's languages (agent.yaml `languages:`), as its turns
+    are. Steps compare by tool and arguments; the expected arguments are first typed by
+    the tool's hints, as a run types them (so `amount: 40` is the float 40.0 of a float
     parameter). An unread turn compares by its reason.
     """
-    read = reader or read_turn
+    read = reader or partial(read_turn, languages=agent.languages)
     tools = list(agent.tools.values())
     findings: list[Finding] = []
     for sample in turns:
