@@ -75,6 +75,7 @@ templates.env.globals.update(
     evidence_sent=texts.EVIDENCE_SENT,
     evidence_tries=texts.EVIDENCE_TRIES,
     evidence_link=texts.EVIDENCE_LINK,
+    probe_title=run_texts.PROBE_EVIDENCE_TITLE,
     inbox_kinds=texts.INBOX_KINDS,
     inbox_states=texts.INBOX_STATES,
     all_kinds=texts.INBOX_ALL_KINDS,

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from ..agent import RecordedAnswer, RecordedCall
 from ..record.memory import Message
 from ..record.schema import as_recorded
-from ..replies import Reply, Waiting
+from ..replies import Evidence, Reply, Waiting
 from .questions import question_id
 from .views import InboxItem, Snapshot
 
@@ -44,6 +44,38 @@ class ErrorOut(BaseModel):
     message: str
 
 
+class EvidenceOut(BaseModel):
+    """What a write's probe found when its outcome was in doubt: evidence for the person
+    answering the outcome question, never an answer to it."""
+
+    tool: str = Field(description="The probe: a read the write declares")
+    args: dict[str, Any] = Field(description="What it was asked with, as the record keeps it")
+    text: str = Field(
+        description="The sentence shown under the question: what it found, or why it "
+        "could not be asked"
+    )
+    found: bool | None = Field(
+        description="True: it found something; false: nothing; null: it could not be asked"
+    )
+    result: Any = Field(default=None, description="What it returned, as the record keeps it")
+    error: str | None = Field(default=None, description="Why it could not be asked")
+    call: str | None = Field(default=None, description="Its call in the record")
+    answered_at: str | None = Field(default=None, description=f"When it answered: {ISO}")
+
+    @classmethod
+    def of(cls, evidence: Evidence) -> EvidenceOut:
+        return cls(
+            tool=evidence.tool,
+            args=exact(evidence.args),
+            text=evidence.text,
+            found=evidence.found,
+            result=exact(evidence.result),
+            error=evidence.error,
+            call=evidence.call,
+            answered_at=iso(evidence.at),
+        )
+
+
 class QuestionOut(BaseModel):
     question_id: str = Field(description="Give it back with the answer; a stale one is refused")
     kind: str = Field(description="confirm, outcome or undo")
@@ -66,6 +98,10 @@ class QuestionOut(BaseModel):
     )
     sent_at: str | None = Field(default=None, description=f"That call: when it was sent: {ISO}")
     tries: int | None = Field(default=None, description="That call: the sends made")
+    evidence: EvidenceOut | None = Field(
+        default=None,
+        description="An outcome question of a write that declares a probe: what it found",
+    )
 
     def with_call(self, call: RecordedCall | None) -> QuestionOut:
         """With the key, time and tries of the call an outcome or a stuck undo is about."""
@@ -88,6 +124,7 @@ class QuestionOut(BaseModel):
             sources=waiting.sources,
             irreversible=irreversible,
             asked_at=iso(asked),
+            evidence=EvidenceOut.of(waiting.evidence) if waiting.evidence is not None else None,
         )
 
 
@@ -266,6 +303,10 @@ class InboxItemOut(BaseModel):
     answer: str | None
     by: str | None
     reason: str | None
+    evidence: str | None = Field(
+        default=None,
+        description="A waiting outcome question's: what the write's probe found (its sentence)",
+    )
 
     @classmethod
     def of(cls, item: InboxItem) -> InboxItemOut:

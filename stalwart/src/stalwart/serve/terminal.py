@@ -27,6 +27,7 @@ from ..texts import (
     HAPPENED,
     RETRY,
     SKIP,
+    chat_probe,
 )
 from ..texts import serve as texts
 
@@ -108,6 +109,8 @@ def _answer_all(
         _show(reply, write)
         if waiting.kind == "outcome":
             _evidence(agent, user, session, waiting, write)
+            if waiting.evidence is not None:
+                write(chat_probe(waiting.evidence.text))
         keys = keys_for(waiting)
         write(texts.chat_keys(keys))
         chosen = dict(keys)

@@ -248,6 +248,7 @@ class InboxItem:
     answer: str | None = None
     by: str | None = None
     reason: str | None = None
+    evidence: str | None = None  # a waiting outcome's: what the write's probe found
 
 
 def inbox_items(
@@ -261,9 +262,11 @@ def inbox_items(
     for snap in sessions:
         question = snap.question
         if state != "answered" and question is not None and snap.question_id is not None:
+            evidence = question.evidence.text if question.evidence is not None else None
             items.append(InboxItem(snap.session, snap.title, question.kind, "waiting",
                                    question.text, snap.question_id, snap.asked or snap.updated,
-                                   question.answers, snap.irreversible))  # fmt: skip
+                                   question.answers, snap.irreversible,
+                                   evidence=evidence))  # fmt: skip
         if state != "waiting":
             items.extend(
                 InboxItem(

@@ -148,9 +148,9 @@ def probe_results(count: int, shown: str) -> str:
 
 
 # The title of the evidence under the question (the interface, `stalwart chat`).
-PROBE_EVIDENCE_TITLE = "What the probe found (the person still decides)"
+PROBE_EVIDENCE_TITLE = "Its probe says (you still decide):"
 
 
 def chat_probe(sentence: str) -> str:
     """`stalwart chat`, under an outcome question: the probe's evidence."""
-    return f"  probe: {sentence}"
+    return f"  {PROBE_EVIDENCE_TITLE} {sentence}"
