@@ -25,6 +25,7 @@ from radian.arc.doctor import doctor
 from radian.arc.errors import ArcError, UsageError
 from radian.arc.events import Event
 from radian.arc.hooks import Hooks, unfinished_tasks
+from radian.arc.listing import Selection, selected_document
 from radian.arc.loop import Loop, NoVerifier, RunReport, Terminated, Verifier
 from radian.arc.progress import LiveView
 from radian.arc.records import FIX_LEVELS, Switch
@@ -415,16 +416,45 @@ def start(context: Context, name: str) -> None:
 @click.option(
     "--brief", "brief", is_flag=True, help="Print the brief the task's next attempt is sent."
 )
+@click.option("--plan", "plan_name", metavar="PLAN", help="Only this plan's tasks.")
+@click.option(
+    "--state", type=click.Choice([str(state) for state in State]), help="Only tasks in this state."
+)
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many tasks (a page).")
+@click.option(
+    "--page", type=click.IntRange(min=1), help="Which page of --limit tasks (from 1).", default=None
+)
 @json_option
 @pass_context
-def show_command(context: Context, name: str | None, brief: bool) -> None:
-    """Show a task, or every plan and task."""
+def show_command(
+    context: Context,
+    name: str | None,
+    brief: bool,
+    plan_name: str | None,
+    state: str | None,
+    limit: int | None,
+    page: int | None,
+) -> None:
+    """Show a task, or every plan and task (or those of --plan, in --state, a page at a time)."""
     config = _guard(context.config)
+    selection = Selection(plan_name, state, limit, page or 1)
+    if page is not None and limit is None:
+        raise click.UsageError(texts.SHOW_PAGE_NEEDS_LIMIT)
+    if selection.narrowed and (name is not None or brief):
+        raise click.UsageError(texts.SHOW_SELECTION_NEEDS_NO_TASK)
     if brief:
         if name is None:
             raise click.UsageError(texts.SHOW_BRIEF_NEEDS_TASK)
         document = _guard(lambda: show.next_brief_document(context.store, config, name))
         lines = [document["brief"].rstrip("\n")]
+    elif selection.narrowed:
+        document = _guard(lambda: _selected(context, config, selection))
+        lines = show.overview_text(document)
+        if not any(plan["tasks"] for plan in document["plans"]):
+            lines = [texts.SHOW_NO_TASK_MATCHES]
+        if limit is not None:
+            page_of = document["page"]
+            lines.append(texts.show_page(page_of["page"], page_of["pages"], page_of["matching"]))
     elif name is None:
         document = show.overview_document(context.store, config)
         lines = show.overview_text(document)
@@ -437,6 +467,16 @@ def show_command(context: Context, name: str | None, brief: bool) -> None:
     else:
         for line in lines:
             click.echo(line)
+
+
+def _selected(context: Context, config: ArcConfig, selection: Selection) -> dict[str, Any]:
+    store = context.store
+    plans = store.plans()
+    if selection.plan is not None and all(plan.name != selection.plan for plan in plans):
+        store.load_plan(selection.plan)  # the NotFoundError or DamagedFile that says why
+    return selected_document(plans, store.try_load_task,
+                             lambda task: show.task_document(store, config, task),
+                             store.damaged, selection)  # fmt: skip
 
 
 @arc.command("status")

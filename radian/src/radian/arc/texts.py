@@ -211,6 +211,23 @@ def doctor_cost(plan: str, kept: float | None, counted: float, fixed: bool) -> s
 # `radian arc show --brief` without a task
 SHOW_BRIEF_NEEDS_TASK = "--brief shows one task's brief: radian arc show --brief <task>"
 
+# `radian arc show --page` without --limit, and the options a task's own show takes none of
+SHOW_PAGE_NEEDS_LIMIT = (
+    "--page counts pages of --limit tasks: radian arc show --limit <n> --page <k>"
+)
+SHOW_SELECTION_NEEDS_NO_TASK = (
+    "--plan, --state, --limit and --page narrow the listing: give no task"
+)
+
+
+def show_page(page: int, pages: int, matching: int) -> str:
+    """The last line of a paged `radian arc show --limit N`."""
+    return f"page {page} of {pages} ({matching} tasks)"
+
+
+# `radian arc show --plan/--state` when no task matches
+SHOW_NO_TASK_MATCHES = "no task matches"
+
 # every "## Rework <n>" section of a brief starts so (radian.arc.brief appends them)
 REWORK_PREFIX = "## Rework "
 
