@@ -26,7 +26,9 @@ Reading one clause
 1. Arguments, by name. A parameter is named by the words of its name (``check_in`` is
    "check in" or "check_in"; stems, so "nights" names ``night`` too), or by a role word
    its tool's docstring puts before its name ("from" in "Move money from the source
-   account ...": see `english.py`), whose value is the token right after it. A name
+   account ...": see `english.py`) or one of its declared phrases puts before it ("from"
+   in "send {amount} from {payer}": `vocabulary.py`), whose value is the token right
+   after it. A name
    counts in the score below; a role word binds, and does not count. Its value stands
    next to the name, after it ("order 4411") or before it ("3 nights"); stop words may
    stand between a name and a number, a yes/no or a quoted string ("amount of 40.00").

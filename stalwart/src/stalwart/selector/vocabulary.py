@@ -10,6 +10,12 @@ words as name words, as if they were the tool's name; and such a clause names a 
 whose name has an undoing word ("give money back" for reverse_transfer) without that word.
 A phrase's words said apart are not its phrase and count for nothing. Their words are the
 tool's own, too, for its moods ("take back" is no reverser of the tool it is a phrase of).
+
+A phrase may name parameters between braces ("send {amount} from {payer} to {payee}"):
+the role word of the grammar right before each ("from", "to"; "de", "para") names that
+parameter in a turn, as a role word of the docstring does, and the words before the first
+``{parameter}``, less that role word, are the phrase ("send"). A word that is the role of
+two parameters, by the docstring or by phrases, names neither (`_phrase_of`, `_with_roles`).
 """
 
 from __future__ import annotations
