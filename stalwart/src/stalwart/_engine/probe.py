@@ -37,8 +37,9 @@ from ..replies import Evidence
 from ..tools import ToolSpec
 from ..tools.paths import parse_path, resolve
 from ..tools.probe import ProbeSpec, probe_bindings
-from .calls import finish, typed_args
+from .calls import as_current, finish, typed_args
 from .context import RunContext
+from .current import sending
 from .retry import render_error
 
 PROBE_KIND = "probe"
@@ -130,7 +131,10 @@ def _asked(
     )
     bounded = dataclasses.replace(probe, timeout=probe.timeout or PROBE_TIMEOUT)
     try:
-        result = bounded.call(args, write.key)
+        # Its tool reads it as `current_call()` (kind "probe", no key of its own: the
+        # write's key is what it is asked about, bound as `$key`).
+        with sending(as_current(run, row, ledger.lease_token)):
+            result = bounded.call(args, write.key)
         recorded = as_recorded(result)
     except Exception as error:  # NotRecordable too: what it returned cannot be kept
         return ledger.put_call(finish(ledger, row, CallStatus.FAILED, error=_said(error)))
