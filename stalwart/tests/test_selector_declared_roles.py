@@ -27,6 +27,7 @@ from stalwart.selector.english import GRAMMAR as ENGLISH
 from stalwart.selector.portuguese import GRAMMAR as PORTUGUESE
 from stalwart.selector.vocabulary import vocabulary
 from stalwart.tools import ToolSpec, tool
+from stalwart.tools.lints import lint_agent
 
 pytestmark = pytest.mark.unit
 
@@ -190,6 +191,46 @@ def test_agent_yaml_phrases_carry_role_words_and_are_checked(tmp_path: Path) -> 
     shown = str(raised.value)
     assert "agent.yaml" in shown and "tools[1].hold_payee" in shown, shown
     assert "names {payees}, which is not a parameter of hold_payee" in shown, shown
+
+
+def test_a_parameter_a_phrase_ties_no_word_to_is_linted(tmp_path: Path) -> None:
+    (tmp_path / "agent.yaml").write_text(DESK)
+    found = [str(lint) for lint in lint_agent(load_agent(tmp_path / "agent.yaml"))]
+    template = texts.EXTRA_LINT_TEXTS["phrase_ties_nothing"]
+    # remit.py's decorator says "send {amount} ..." and "hold {payee}": neither word is a
+    # role word; agent.yaml's phrases for hold_payee ("on", "to") tie theirs.
+    assert [line for line in found if ": phrase_ties_nothing: " in line] == [
+        "remit: phrase_ties_nothing: "
+        + template.format(
+            phrase="send {amount} from {payer} to {payee}", parameter="amount", languages="English"
+        ),
+        "recall_remittance: phrase_ties_nothing: "
+        + template.format(
+            phrase="recall {amount} from {payee} to {payer}",
+            parameter="amount",
+            languages="English",
+        ),
+    ]
+    assert (
+        "remit: phrase_ties_nothing: the phrase 'send {amount} from {payer} to {payee}' ties no "
+        "word to {amount}: the word before it is no role word of English (as 'from', 'to'), so "
+        "no value of a turn is read as amount by it"
+    ) in found
+    # "para" is a role word in Portuguese, not in English: linted only where it ties nothing
+    portuguese = DESK.replace(
+        '["put a hold on {payee}", "freeze payments to {payee}"]', '["segurar para {payee}"]'
+    )
+    bilingual = portuguese.replace(
+        "on_unread: refuse", "on_unread: refuse\n    languages: [english, portuguese]"
+    )
+    for desk, linted in ((bilingual, []), (portuguese, ["English"])):
+        (tmp_path / "agent.yaml").write_text(desk)
+        found = [str(lint) for lint in lint_agent(load_agent(tmp_path / "agent.yaml"))]
+        assert [line for line in found if line.startswith("hold_payee: phrase_ties_nothing")] == [
+            "hold_payee: phrase_ties_nothing: "
+            + template.format(phrase="segurar para {payee}", parameter="payee", languages=said)
+            for said in linted
+        ]
 
 
 def test_the_command_and_the_agent_explain_a_role_word_from_a_phrase(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ A phrase may name parameters between braces ("send {amount} from {payer} to {pay
 the role word of the grammar right before each ("from", "to"; "de", "para") names that
 parameter in a turn, as a role word of the docstring does, and the words before the first
 ``{parameter}``, less that role word, are the phrase ("send"). A word that is the role of
-two parameters, by the docstring or by phrases, names neither (`_phrase_of`, `_with_roles`).
+two parameters, by the docstring or by phrases, names neither (`phrase_parts`, `_with_roles`).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class ToolWords:
 
     @staticmethod
     def of(spec: ToolSpec, grammar: Grammar) -> ToolWords:
-        read_phrases = [_phrase_of(phrase, grammar) for phrase in spec.phrases]
+        read_phrases = [phrase_parts(phrase, grammar) for phrase in spec.phrases]
         params = _with_roles(
             tuple(
                 ParamWords.of(p, grammar) for p in spec.params if p.name != IDEMPOTENCY_KEY_PARAM
@@ -148,7 +148,7 @@ def _signature(spec: ToolSpec, params: tuple[ParamWords, ...]) -> Hashable:
     return signature
 
 
-def _phrase_of(phrase: str, grammar: Grammar) -> tuple[list[str], list[tuple[str, str]]]:
+def phrase_parts(phrase: str, grammar: Grammar) -> tuple[list[str], list[tuple[str, str]]]:
     """A declared phrase's words that name its tool, and its role words.
 
     "send money from {source} to {target}": the words before the first ``{parameter}``

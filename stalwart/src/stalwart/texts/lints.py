@@ -44,6 +44,11 @@ EXTRA_LINT_TEXTS: Mapping[str, str] = {
         "'{phrase}' is also a phrase of '{other}': a turn it alone decides names both, "
         "and is not read"
     ),
+    "phrase_ties_nothing": (
+        "the phrase '{phrase}' ties no word to {{{parameter}}}: the word before it is no "
+        "role word of {languages} (as 'from', 'to'), so no value of a turn is read as "
+        "{parameter} by it"
+    ),
     "probe_out_of_reach": (
         "agent '{agent_name}' can call it but not '{probe}', its probe, so when its outcome "
         "is in doubt that agent's person is shown no evidence"

@@ -49,12 +49,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from stalwart import texts
+from stalwart import selector, texts
 from stalwart.config import AgentConfig, ProjectConfig, confirms
+from stalwart.selector.vocabulary import phrase_parts
 from stalwart.tools import ProbeSpec, ToolSpec, UndoSpec
 from stalwart.tools.mcp import result_schema
 from stalwart.tools.mcp_seen import changed
 from stalwart.tools.paths import in_schema, parse_path
+from stalwart.tools.spec import PLACEHOLDER
 
 
 @dataclass(frozen=True)
@@ -280,6 +282,21 @@ def phrase_shared(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
                 yield context.lint("phrase_shared", spec, phrase=phrase, other=other.name)
 
 
+def phrase_ties_nothing(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
+    """A `{parameter}` of a declared phrase after a word that is no role word in any of the
+    agent's languages ("hold {payee}"): it only shows where the value stands, and ties no
+    word of a turn to the parameter, which an author may not expect."""
+    grammars = selector.grammars(context.agent.languages)
+    languages = " or ".join(language.capitalize() for language in context.agent.languages)
+    for phrase in spec.phrases:
+        tied = {name for g in grammars for _, name in phrase_parts(phrase, g)[1]}
+        for name in PLACEHOLDER.findall(phrase):
+            if name not in tied:
+                yield context.lint(
+                    "phrase_ties_nothing", spec, phrase=phrase, parameter=name, languages=languages
+                )
+
+
 def mcp_tool_changed(spec: ToolSpec, context: _Context) -> Iterator[Lint]:
     """An MCP tool whose server lists other annotations or schemas than when first seen."""
     differs = changed(spec)
@@ -311,6 +328,7 @@ LINTS: tuple[Callable[[ToolSpec, _Context], Iterator[Lint]], ...] = (
     probe_out_of_reach,
     probe_binding_not_in_schema,
     phrase_shared,
+    phrase_ties_nothing,
 )
 
 
