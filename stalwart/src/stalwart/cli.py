@@ -209,7 +209,10 @@ def resume(config: Path, agent_name: str | None) -> None:
         resumed = 0
         for agent in agents:
             for session, reply in agent.resume_all():
-                click.echo(resumed_line(session, reply.state, reply.text))
+                said = reply.text
+                if not said and reply.framework is not None and reply.state == "running":
+                    said = texts.framework_goes_on(reply.framework)  # its app goes on with it
+                click.echo(resumed_line(session, reply.state, said))
                 resumed += 1
         if not resumed:
             click.echo(texts.nothing_to_resume([agent.name for agent in agents]))

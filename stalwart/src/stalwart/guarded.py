@@ -51,6 +51,17 @@ What each call does:
   and sends nothing: the framework sends it when it takes the run up again. A framework's
   own approval flag is never read.
 
+Answered elsewhere: the interface (`stalwart serve`) and `stalwart chat` answer a guarded
+run's question through the same record, and the framework's application takes the run up
+again. `Guard.answered_runs()` names this framework's runs a person's answer let go on (or
+a stopped process left mid-way); `Guard.continue_answered(go_on)` claims each one no worker
+holds (the session's lock, taken at once, else skipped till the next round), resolves what
+it left in flight, and hands it to `go_on` (an adapter's driver's `resume`) only while it
+still runs: many workers may look at once, and each run is continued by one of them.
+`Guard.serve_answers(go_on, stop=...)` does that round after round, waiting `every`
+seconds between rounds on the agent's clock (injected). The adapters' drivers give both as
+`driver.continue_answered()` and `driver.serve_answers(stop=...)`.
+
 A tool the framework has and agent.yaml does not declare is taken as a write, confirmed,
 with no undo, and linted (`undeclared_tool`). A `GuardedRun` is used on the thread that
 opened it (its lease is that thread's); an async adapter runs every call on one thread of
@@ -59,23 +70,27 @@ its own.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from . import limits, texts
+from . import limits, logs, texts
 from ._engine import guarded as engine
 from ._engine import resume, runs
+from ._engine.sessions import split_session_id
 from .agent import Agent, _left_for_another_worker, _reply
+from .clock import Clock
 from .errors import (
     CallChanged,
     NotYourSession,
     QuestionPending,
     RunStateError,
+    SessionBusy,
     ToolUnavailable,
 )
 from .policy.check import Check
@@ -86,7 +101,22 @@ from .replies import Reply, Waiting
 from .tools import Param, ToolSpec
 from .tools.lints import Lint
 
-__all__ = ["FrameworkTool", "Guard", "GuardedRun", "GuardedStep", "StepAction"]
+__all__ = [
+    "AnsweredRun",
+    "Continued",
+    "FrameworkTool",
+    "Guard",
+    "GuardedRun",
+    "GuardedStep",
+    "StepAction",
+]
+
+log = logging.getLogger(logs.RUN)
+
+_T = TypeVar("_T")
+
+# `Guard.serve_answers`: seconds between two rounds, by default.
+ANSWERS_EVERY_SECS = 1.0
 
 # The sender `GuardedRun.send` takes: (the step's arguments, typed as the tool declares
 # them; its idempotency key) -> what the tool returned. It raises what the tool raised.
@@ -140,6 +170,30 @@ class FrameworkTool:
     description: str = ""
     parameters: Mapping[str, Any] = field(default_factory=dict)
     function: Callable[..., Any] | None = None
+
+
+@dataclass(frozen=True)
+class AnsweredRun:
+    """A guarded run of this framework that waits for its framework to go on with it: a
+    person's answer let it go on (given anywhere: the interface, `stalwart chat`, another
+    process), or a stopped process left it mid-way. `session` is the record's id,
+    `user` its owner, `name` the session's name among the user's (None: the user's
+    default session), `run` the run's id."""
+
+    session: str
+    user: str
+    name: str | None
+    run: str
+
+
+@dataclass(frozen=True)
+class Continued(Generic[_T]):
+    """One run `Guard.continue_answered` handed to its framework: what `go_on` returned,
+    or the error it raised (logged; the round went on with the next run)."""
+
+    run: AnsweredRun
+    result: _T | None = None
+    error: Exception | None = None
 
 
 class Guard:
@@ -234,6 +288,73 @@ class Guard:
     ) -> Reply:
         """`answer`, for a confirmation only (approve, skip, cancel all)."""
         return self.agent.confirm(user, answer, question=question, session=session)
+
+    def answered_runs(self) -> list[AnsweredRun]:
+        """This framework's runs that wait for it to go on (see `AnsweredRun`), by session,
+        as committed (read, no lock): a worker may be driving one now."""
+        store = self.agent.store
+        found: list[AnsweredRun] = []
+        for sid in store.sessions_with_runs_in([runs.State.RUNNING.value]):
+            record = store.load(sid)
+            if record is None or record.session.agent != self.agent.name or not record.runs:
+                continue
+            latest = record.runs[-1]
+            framework = latest.framework or {}
+            if latest.state != runs.State.RUNNING or framework.get("name") != self.framework:
+                continue
+            user, name = split_session_id(sid)
+            if user == record.session.user:  # else not an id this agent made
+                found.append(AnsweredRun(sid, user, name, latest.run_id))
+        return found
+
+    def continue_answered(self, go_on: Callable[[AnsweredRun], _T]) -> list[Continued[_T]]:
+        """One round: each of `answered_runs` that no worker holds now is claimed (its
+        session's lock, taken at once: one another worker holds is left to that worker),
+        what it left in flight resolved by the record, and, when it still waits for its
+        framework, handed to `go_on` (the driver's `resume`, which takes the lock again and
+        goes on only while the run still waits: a run is continued once, whichever worker
+        looks). What `go_on` raises is logged and kept in its `Continued`; the round goes on.
+        """
+        done: list[Continued[_T]] = []
+        for answered in self.answered_runs():
+            try:
+                with self.open(answered.user, session=answered.name, wait=False) as run:
+                    waits = run.running
+            except SessionBusy:
+                continue  # a worker holds it: that worker goes on with it
+            if not waits:
+                continue  # resolved into a question, or taken up by another worker already
+            try:
+                result = go_on(answered)
+            except SessionBusy:
+                continue  # taken meanwhile by another worker, which goes on with it
+            except Exception as error:
+                log.exception(texts.ANSWERED_RUN_FAILED, answered.session, answered.run)
+                done.append(Continued(answered, error=error))
+                continue
+            done.append(Continued(answered, result=result))
+        return done
+
+    def serve_answers(
+        self,
+        go_on: Callable[[AnsweredRun], _T],
+        *,
+        stop: Callable[[], bool],
+        every: float = ANSWERS_EVERY_SECS,
+        clock: Clock | None = None,
+    ) -> int:
+        """`continue_answered`, round after round, `every` seconds apart on `clock` (the
+        agent's by default), until `stop()` says so (asked before each round and each
+        wait); the number of rounds. Run it on a thread (or a process) of its own."""
+        waits = clock if clock is not None else self.agent.clock
+        rounds = 0
+        while not stop():
+            self.continue_answered(go_on)
+            rounds += 1
+            if stop():
+                break
+            waits.sleep(every)
+        return rounds
 
     def kept(self, user: str, *, session: str | None = None) -> Any:
         """The checkpoint kept beside the session's latest guarded run (read, no lock)."""

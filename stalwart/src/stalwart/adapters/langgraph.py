@@ -74,6 +74,7 @@ from ..errors import RunStateError, RunStopped, StalwartError, UnsafeSetup
 from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
+from ._answers import ContinuesAnswered
 from ._bound import Bound, Closing, opened, opened_sync, rewind, rewound
 
 try:
@@ -316,7 +317,7 @@ def _act(bound: _Bound, step: GuardedStep) -> Any:
     raise RunStateError(texts.guarded_not_sendable(step.run, step.number, str(step.action)))
 
 
-class StalwartDriver(Closing):
+class StalwartDriver(Closing, ContinuesAnswered):
     """Runs a guarded LangGraph agent: each turn, each person's answer, each run taken up
     again, until a person is asked or the run ends (see the module).
 

@@ -71,6 +71,7 @@ from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..record.schema import CallStatus
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
+from ._answers import ContinuesAnswered
 from ._bound import Bound, OwnLoop, opened, rewound
 
 try:
@@ -246,7 +247,7 @@ def _find_all(run: GuardedRun, call_ids: Sequence[str]) -> list[GuardedStep | No
     return [run.find(call_id) for call_id in call_ids]
 
 
-class StalwartDriver(OwnLoop):
+class StalwartDriver(OwnLoop, ContinuesAnswered):
     """Runs an OpenAI Agents SDK agent whose tools `tools` built: each turn, each person's
     answer, each run taken up again, until a person is asked or the run ends (see the
     module). The unsafe set-ups are refused here (`UnsafeSetup`). The `*_sync` methods run

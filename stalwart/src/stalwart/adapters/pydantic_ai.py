@@ -73,6 +73,7 @@ from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..record.schema import CallStatus
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
+from ._answers import ContinuesAnswered
 from ._bound import Bound, OwnLoop, opened, rewind, rewound
 
 try:
@@ -320,7 +321,7 @@ def _act(step: GuardedStep) -> Any:
     raise RunStateError(texts.guarded_not_sendable(step.run, step.number, str(step.action)))
 
 
-class StalwartDriver(OwnLoop, Generic[OutputT]):
+class StalwartDriver(OwnLoop, ContinuesAnswered, Generic[OutputT]):
     """Runs a guarded Pydantic AI agent: each turn, each person's answer, each run taken up
     again, until a person is asked or the run ends (see the module).
 

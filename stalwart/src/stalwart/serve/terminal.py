@@ -28,6 +28,8 @@ from ..texts import (
     RETRY,
     SKIP,
     chat_probe,
+    framework_goes_on,
+    framework_still_running,
 )
 from ..texts import serve as texts
 
@@ -41,6 +43,12 @@ KEYS: Mapping[str, tuple[tuple[str, str], ...]] = {
 
 # The answers a person may give a reason for (asked for on a line of its own).
 REASONED = frozenset({SKIP, CANCEL_ALL})
+
+# After an answer lets a guarded run (`stalwart.guarded`) go on, its framework's application
+# goes on with it, not chat: chat looks at the record every FRAMEWORK_LOOK_SECS (the agent's
+# clock) for the run's next question or its reply, for FRAMEWORK_WAIT_SECS at most.
+FRAMEWORK_LOOK_SECS = 0.25
+FRAMEWORK_WAIT_SECS = 60.0
 
 
 def read_key() -> str:
@@ -128,6 +136,10 @@ def _answer_all(
             reply = agent.answer(
                 user, chosen[key], session=session, question=waiting, reason=reason
             )
+            if reply.state == "running" and reply.framework is not None:
+                reply = _framework_goes_on(agent, user, session, reply, write)
+                if reply.state == "running":
+                    return reply  # said so; its application has not gone on yet
         except StaleAnswer as error:
             # Answered elsewhere meanwhile (another terminal, the page): nothing changed.
             # The question waiting now is shown and asked afresh, never answered by this key.
@@ -137,6 +149,28 @@ def _answer_all(
                 raise
             reply = now
     _show(reply, write)
+    return reply
+
+
+def _framework_goes_on(
+    agent: Agent, user: str, session: str | None, reply: Reply, write: Callable[[str], None]
+) -> Reply:
+    """A guarded run an answer let go on: its framework's application goes on with it (its
+    driver's `serve_answers`). Where the run stands once it moved on: its next question, or
+    its reply; `reply` as it was when it did not move on within FRAMEWORK_WAIT_SECS."""
+    framework = reply.framework or ""
+    write(framework_goes_on(framework))
+    sid = agent.session_id(user, session)
+    waited = 0.0
+    while waited < FRAMEWORK_WAIT_SECS:
+        agent.clock.sleep(FRAMEWORK_LOOK_SECS)
+        waited += FRAMEWORK_LOOK_SECS
+        record = agent.store.load(sid)  # read, no lock: the application's worker holds it
+        latest = record.runs[-1] if record is not None and record.runs else None
+        if latest is None or latest.run_id != reply.run or latest.state != "running":
+            now = agent.pending(user, session=session)
+            return now if now is not None else reply
+    write(framework_still_running(framework, FRAMEWORK_WAIT_SECS))
     return reply
 
 

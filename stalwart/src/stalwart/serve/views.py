@@ -54,12 +54,17 @@ class Turn:
     # A turn nothing was read from: how the selector reads it, clause by clause, as
     # `stalwart explain` prints it (read again now, over the agent's tools as they are).
     reading: tuple[str, ...] = ()
+    # A guarded run's framework (`stalwart.guarded`): its reply is the framework's model's
+    # last word, shown as it is.
+    framework: str | None = None
 
     @property
     def readable(self) -> str | None:
         """A run that ended well, in sentences (its results as tables below): None when
-        the reply is read as it is."""
+        the reply is read as it is (always, for a guarded run's)."""
         if self.state != State.DONE.value or not any(o.rows for o in self.outcomes):
+            return None
+        if self.framework is not None:
             return None
         return texts.done_readable(
             [(o.label, o.result, o.status, o.rows is not None) for o in self.outcomes]
@@ -126,6 +131,7 @@ def snapshot(agent: Agent, session: str, user: str | None) -> Snapshot:
             updated=run.updated,
             outcomes=_outcomes(agent, run, record.calls),
             reading=_reading(agent, run),
+            framework=(run.framework or {}).get("name"),
         )
         for run in record.runs
     ]

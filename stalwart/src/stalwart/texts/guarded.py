@@ -27,6 +27,28 @@ def guarded_run_left(session: str, run: str) -> str:
     )
 
 
+# Logged when an application's driver, taking up an answered run, raised (session, run).
+ANSWERED_RUN_FAILED = "taking up answered run of session %s (run %s) failed"
+
+
+def framework_goes_on(framework: str) -> str:
+    """`stalwart resume` and `stalwart chat`, for a guarded run that waits for its framework:
+    stalwart does not drive it, its application does."""
+    return (
+        f"a run of {framework}: its application goes on with it (the adapter's driver: resume, "
+        "or serve_answers)"
+    )
+
+
+def framework_still_running(framework: str, seconds: float) -> str:
+    """`stalwart chat`, when the framework's application did not go on within its wait."""
+    return (
+        f"the {framework} run has not moved on in {seconds:g} s: is its application's "
+        "serve_answers running? Its next question waits in the record; `stalwart chat` shows "
+        "it when started again"
+    )
+
+
 def guarded_not_sendable(run: str, step: int, state: str) -> str:
     return f"step {step} of run {run} is not the one to send now (the run is {state})"
 
