@@ -619,12 +619,20 @@ def reset_budget(context: Context, name: str) -> None:
 
 @arc.command()
 @click.option("--branches", is_flag=True, help="Also delete the local arc/<task> branches.")
+@click.option(
+    "--remote-branches",
+    is_flag=True,
+    help="Also delete integrated tasks' arc/<task> branches on the remote.",
+)
 @json_option
 @pass_context
-def gc(context: Context, branches: bool) -> None:
+def gc(context: Context, branches: bool, remote_branches: bool) -> None:
     """Remove the worktrees of integrated, failed and unknown tasks, and stale gate ones."""
+    from radian.arc.cleanup import Policy
     from radian.arc.cleanup import gc as collect
     from radian.arc.store import ArcStore
 
     local = cast(ArcStore, context.store)  # cleanup reads only this host's folders
-    _emit(_guard(lambda: collect(local, branches=branches)))
+    policy = _guard(lambda: Policy.of(context.config(), worktrees=True, branches=branches,
+                                      remote_branches=remote_branches))  # fmt: skip
+    _emit(_guard(lambda: collect(local, policy=policy)))

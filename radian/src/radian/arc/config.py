@@ -125,8 +125,12 @@ class GateConfig(_Section):
 
 
 class CleanupConfig(_Section):
+    """What `run` removes when a task is integrated or failed, and `gc` later (radian.arc.cleanup
+    says what the policy never removes)."""
+
     worktrees: bool = True  # remove a task's worktree once it is integrated or failed
     branches: bool = False  # also delete its local branch arc/<task> (the remote keeps it)
+    remote_branches: bool = False  # and an integrated task's arc/<task> on the remote
 
 
 HookEventName = Literal[
@@ -203,6 +207,8 @@ term_grace_secs = 10          # SIGTERM, then SIGKILL after this long
 [cleanup]
 worktrees = true              # remove a task's worktree once it is integrated or failed
 branches = false              # also delete its local branch arc/<task> (the remote keeps it)
+remote_branches = false       # and an integrated task's arc/<task> on the remote (never a
+                              # failed task's: a rework continues from it)
 
 # The verification stages and the integration: radian/docs/gate.md. Without [gate], a task
 # that delivered waits in review.verifying.

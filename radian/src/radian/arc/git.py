@@ -289,6 +289,15 @@ def _remove_worktree(repo: Path, path: Path) -> None:
     run_git(repo, "worktree", "prune")
 
 
+def delete_remote_branch(repo: Path, remote: str, branch: str, expected: str) -> bool:
+    """Delete `remote`'s `branch` if it still points at `expected` (a lease: a branch someone
+    pushed to since is left alone); its tracking ref goes with it. False when the remote
+    refused or could not be reached (the caller tries again another time)."""
+    completed = run_git(repo, "push", "--quiet", f"--force-with-lease=refs/heads/{branch}:{expected}",
+                        remote, "--delete", f"refs/heads/{branch}", check=False)  # fmt: skip
+    return completed.returncode == 0
+
+
 def _remove_worktrees_holding(repo: Path, branch: str, also: Path) -> None:
     """A branch can be checked out in one worktree only: remove the stale worktree of an
     earlier attempt (and anything left at `also`), never the repository's own."""

@@ -37,7 +37,7 @@ from radian.arc.claims import (
     promote_due_retries,
     recover_orphans,
 )
-from radian.arc.cleanup import DONE_STATES, clean_task
+from radian.arc.cleanup import DONE_STATES, Policy, clean_task
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.due import DueIndex
@@ -286,7 +286,8 @@ class Loop:
     def _clean_up(self) -> None:
         """Worktrees of tasks that reached done.integrated or failed.* are removed (each
         task looked at once per run, so a pass never walks every finished task)."""
-        if not self.config.cleanup.worktrees:
+        cleanup = self.config.cleanup
+        if not (cleanup.worktrees or cleanup.branches or cleanup.remote_branches):
             return
         for name in self.store.names_in(*DONE_STATES):
             if name in self._cleaned:
@@ -296,7 +297,7 @@ class Loop:
             # cleanup.py reads only this host's folders (worktrees, task folders, gate locks),
             # which every store has; its annotations still name the files store.
             local = cast(ArcStore, self.store)
-            for line in clean_task(local, name, branches=self.config.cleanup.branches):
+            for line in clean_task(local, name, policy=Policy.of(self.config)):
                 log.info("%s", line)
 
     def _report_quarantined(self) -> None:

@@ -406,6 +406,10 @@ def branch_removed(task: str, branch: str) -> str:
     return f"{task} branch {branch} removed"
 
 
+def remote_branch_removed(task: str, branch: str, remote: str) -> str:
+    return f"{task} branch {branch} removed from {remote}"
+
+
 def gate_worktrees_removed(task: str) -> str:
     return f"{task} gate worktrees removed"
 
