@@ -32,7 +32,7 @@ $(STAMP): stalwart/pyproject.toml radian/pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade 'pip>=25.1'
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) \
-		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph,openai-agents]' -e 'radian[serve]' \
+		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph,openai-agents]' -e 'radian[serve,postgres]' \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
 	touch $(STAMP)
 
@@ -72,7 +72,7 @@ test-fast-stalwart: setup
 	$(PY) -m pytest stalwart/tests -m "unit and not postgres"
 
 test-fast-radian: setup
-	$(PY) -m pytest radian/tests -m unit
+	$(PY) -m pytest radian/tests -m "unit and not postgres"
 
 # radian's suite against the lowest versions radian/pyproject.toml declares, in a venv of its
 # own: the floors are tested, not guessed. The minimums are read from the pyproject.

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from gate_fixtures.world import GitWorld, make_world
+from postgres_fixtures import pg_server, pg_url, pytest_terminal_summary  # noqa: F401
 
 from radian.arc.clock import FakeClock
 
@@ -39,9 +40,12 @@ TIERS = ("unit", "integration", "acceptance")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test module that names no tier (pytestmark) is an integration test: it is left out
-    of `make test-fast` rather than slowing it down."""
+    of `make test-fast` rather than slowing it down; so is the PostgreSQL case of a unit
+    test."""
     for item in items:
-        if not any(item.get_closest_marker(tier) for tier in TIERS):
+        if not any(item.get_closest_marker(tier) for tier in TIERS) or (
+            item.get_closest_marker("postgres") and item.get_closest_marker("unit")
+        ):
             item.add_marker(pytest.mark.integration)
 
 

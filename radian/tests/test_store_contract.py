@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from postgres_fixtures import STORES
 
 from radian.arc.errors import NotFoundError
 from radian.arc.loaded import NewTask
@@ -20,13 +21,19 @@ from radian.arc.store_protocol import Store
 pytestmark = pytest.mark.unit
 
 NOW = "2026-11-30T07:00:00Z"
-STORES = ("files",)
 
 
 @pytest.fixture(params=STORES)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    opened: Store = ArcStore(tmp_path)
-    yield opened
+    """A fresh, empty store of each backend: the files of a folder, a new PostgreSQL database."""
+    if request.param == "postgres":
+        from radian.arc.store_postgres import PostgresStore
+
+        opened = PostgresStore(tmp_path, request.getfixturevalue("pg_url"))
+        yield opened
+        opened.close()
+    else:
+        yield ArcStore(tmp_path)
 
 
 def _template(plan: str) -> Task:

@@ -53,10 +53,18 @@ JSON_FORMAT_VERSION = 2
 class Context:
     def __init__(self, repo: Path) -> None:
         self.repo_root = repo
-        self.store: Store = open_store(repo)
+        self._store: Store | None = None
         self.clock: Clock = clock_from_environment()
         self.as_json = False  # set by --json
         self.hooks: Hooks | None = None  # [[hooks]], set up with the loop of run or start
+
+    @property
+    def store(self) -> Store:
+        """The repository's store (radian.arc.store_open), opened at its first use: a
+        ConfigError when the one configured cannot be opened."""
+        if self._store is None:
+            self._store = open_store(self.repo_root)
+        return self._store
 
     def config(self) -> ArcConfig:
         return load_config(self.repo_root)
@@ -257,6 +265,22 @@ def plan_auto(context: Context, name: str, value: str) -> None:
     """Turn a plan's auto on or off."""
     auto: Switch = "on" if value == "on" else "off"
     _emit(_guard(lambda: commands.set_plan_auto(context.store, name, auto)))
+
+
+@arc.group()
+def store() -> None:
+    """Where arc keeps its records (radian/docs/hosts.md)."""
+
+
+@store.command("migrate")
+@json_option
+@pass_context
+def store_migrate(context: Context) -> None:
+    """Move this repository's files under .radian/arc/ into the PostgreSQL store configured."""
+    from radian.arc.store import ArcStore
+    from radian.arc.store_migrate import migrate
+
+    _emit(_guard(lambda: migrate(ArcStore(context.repo_root), context.store)))
 
 
 @arc.group()

@@ -160,6 +160,14 @@ class HostsConfig(_Section):
     claim_refs: bool = True
 
 
+class StoreConfig(_Section):
+    """Where arc keeps its records (radian/docs/hosts.md): the files under .radian/arc/ (no
+    url, the default), or a PostgreSQL database many hosts share. RADIAN_ARC_STORE, when
+    set, is used instead."""
+
+    url: str | None = Field(default=None, pattern=r"^(postgresql|postgres)://")
+
+
 class ArcConfig(_Section):
     repository: RepositoryConfig = Field(default_factory=RepositoryConfig)
     integration: IntegrationConfig = Field(default_factory=IntegrationConfig)
@@ -168,6 +176,7 @@ class ArcConfig(_Section):
     gate: GateConfig | None = None
     cleanup: CleanupConfig = Field(default_factory=CleanupConfig)
     hosts: HostsConfig = Field(default_factory=HostsConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
     hooks: list[HookConfig] = Field(default_factory=list)
 
     @property
@@ -222,6 +231,11 @@ remote_branches = false       # and an integrated task's arc/<task> on the remot
 # [hosts]
 # name = "build-1"            # this host in its claims; default: <hostname>:<repository path>
 # claim_refs = true           # false only for a remote that refuses such refs (one host only)
+
+# arc's records in PostgreSQL instead of the files under .radian/arc/ (radian/docs/hosts.md);
+# RADIAN_ARC_STORE, when set, is used instead. `radian arc store migrate` moves the files in.
+# [store]
+# url = "postgresql://arc@db.example/arc"
 """
 
 

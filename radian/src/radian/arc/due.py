@@ -64,10 +64,7 @@ class DueIndex:
     def rebuild(self) -> None:
         """Empty the journal, then scan everything (a change made meanwhile is in the scan or
         in the journal after it)."""
-        path = journal_path(self.store.root)
-        if path.exists():
-            os.truncate(path, 0)
-        self._offset = 0
+        self._offset = self.store.start_changes()
         self.plans = {}
         self.tasks = {}
         self._by_state = {state: set() for state in State}
@@ -78,26 +75,15 @@ class DueIndex:
                 self._reload_task(name)
 
     def refresh(self) -> None:
-        """Read the journal's new lines and reload what they name."""
-        path = journal_path(self.store.root)
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            size = 0
-        if size < self._offset:  # emptied by another loop's start: scan again
+        """Read the changes since the last look and reload what they name."""
+        found = self.store.changes_since(self._offset)
+        if found is None:  # the journal was emptied by another loop's start: scan again
             self.rebuild()
             return
-        if size == self._offset:
-            return
-        with path.open("rb") as journal:
-            journal.seek(self._offset)
-            data = journal.read(size - self._offset)
-        complete = data[: data.rfind(b"\n") + 1]
-        self._offset += len(complete)
+        self._offset, changes = found
         tasks: set[str] = set()
         plans: set[str] = set()
-        for line in complete.decode(errors="replace").splitlines():
-            kind, _, name = line.partition(" ")
+        for kind, name in changes:
             (plans if kind == "plan" else tasks).add(name)
         for plan_name in plans:
             self._reload_plan(plan_name, tasks)

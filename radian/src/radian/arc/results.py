@@ -141,3 +141,14 @@ class CleanedUp(CommandResult):
 
     def lines(self) -> list[str]:
         return list(self.removed) or [texts.nothing_to_clean()]
+
+
+@dataclass(frozen=True)
+class StoreMigrated(CommandResult):
+    kind: ClassVar[str] = "store_migrated"
+    plans: int
+    tasks: int
+    attempts: int
+
+    def lines(self) -> list[str]:
+        return [texts.store_migrated(self.plans, self.tasks, self.attempts)]

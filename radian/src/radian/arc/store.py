@@ -450,6 +450,33 @@ class ArcStore:
         return (_stat(journal_path(self.root)), _stat(self.root / "plans"),
                 _stat(self.root / "runs"), _stat(self.root / "loaded"))  # fmt: skip
 
+    def start_changes(self) -> int:
+        """Empty the journal (a loop's start, under the run lock); the position to read
+        changes from."""
+        path = journal_path(self.root)
+        if path.exists():
+            os.truncate(path, 0)
+        return 0
+
+    def changes_since(self, position: int) -> tuple[int, list[tuple[str, str]]] | None:
+        """The journal's complete lines after `position` as (kind, name), with the position
+        after them; None when the journal was emptied since (another loop's start)."""
+        path = journal_path(self.root)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        if size < position:
+            return None
+        if size == position:
+            return position, []
+        with path.open("rb") as journal:
+            journal.seek(position)
+            data = journal.read(size - position)
+        complete = data[: data.rfind(b"\n") + 1]
+        changes = [line.partition(" ") for line in complete.decode(errors="replace").splitlines()]
+        return position + len(complete), [(kind, name) for kind, _, name in changes]
+
     def read_brief(self, task: str) -> str:
         """The task's brief: its brief.md, else the brief it was loaded with; "" when the
         task has neither.

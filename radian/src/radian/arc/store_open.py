@@ -1,14 +1,54 @@
-"""Which store a repository's arc uses: the files under `.radian/arc/` (radian.arc.store), the
-embedded default for one host."""
+"""Which store a repository's arc uses: RADIAN_ARC_STORE when set, else `[store] url` of
+.radian/arc.toml, else the files under `.radian/arc/` (radian.arc.store, the embedded
+default for one host). A postgresql:// URL opens radian.arc.store_postgres (the postgres
+extra)."""
 
 from __future__ import annotations
 
+import os
+import tomllib
 from pathlib import Path
 
+from radian.arc.config import CONFIG_PATH
+from radian.arc.errors import ConfigError
 from radian.arc.store import ArcStore
 from radian.arc.store_protocol import Store
+from radian.arc.texts import store_needs_psycopg, store_unreachable, unknown_store_url
+
+STORE_VARIABLE = "RADIAN_ARC_STORE"
 
 
-def open_store(repo_root: Path) -> Store:
-    """The store of the repository at `repo_root`."""
-    return ArcStore(repo_root)
+def store_url(repo_root: Path) -> tuple[str, str] | None:
+    """(where it was said, the URL) of the store to use; None for the files. A config file
+    that cannot be read says nothing here: the command's own load of it says why."""
+    chosen = os.environ.get(STORE_VARIABLE, "").strip()
+    if chosen:
+        return STORE_VARIABLE, chosen
+    path = Path(repo_root) / CONFIG_PATH
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    table = data.get("store")
+    url = table.get("url") if isinstance(table, dict) else None
+    return (f"{CONFIG_PATH}: store.url", url) if isinstance(url, str) and url else None
+
+
+def open_store(repo_root: Path, url: str | None = None) -> Store:
+    """The store of the repository at `repo_root` (`url` instead of the one configured)."""
+    said = ("url", url) if url is not None else store_url(repo_root)
+    if said is None:
+        return ArcStore(repo_root)
+    source, chosen = said
+    if not chosen.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(unknown_store_url(source, chosen))
+    try:
+        import psycopg
+
+        from radian.arc.store_postgres import PostgresStore
+    except ImportError as error:
+        raise ConfigError(store_needs_psycopg(str(error))) from None
+    try:
+        return PostgresStore(repo_root, chosen)
+    except psycopg.OperationalError as error:
+        raise ConfigError(store_unreachable(str(error).strip())) from None

@@ -483,3 +483,34 @@ def elapsed(seconds: float | None) -> str:
         return f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min"
+
+
+# -- the store (radian.arc.store_open) ---------------------------------------------------------
+def unknown_store_url(source: str, url: str) -> str:
+    return f"{source}: {url!r} is no store arc knows: a postgresql://… URL, or none for the files"
+
+
+def store_needs_psycopg(error: str) -> str:
+    return f"the PostgreSQL store needs psycopg: pip install 'radian[postgres]' ({error})"
+
+
+def store_unreachable(error: str) -> str:
+    return f"the PostgreSQL store cannot be reached: {error}"
+
+
+def migrate_needs_postgres() -> str:
+    return (
+        "radian arc store migrate moves the files into PostgreSQL: set [store] url in "
+        ".radian/arc.toml (or RADIAN_ARC_STORE) to a postgresql://… URL first"
+    )
+
+
+def migrate_plans_there(plans: list[str]) -> str:
+    return f"the PostgreSQL store holds these plans already: {', '.join(plans)}; nothing moved"
+
+
+def store_migrated(plans: int, tasks: int, attempts: int) -> str:
+    return (
+        f"moved {plans} plan(s), {tasks} task(s) and {attempts} attempt(s) into PostgreSQL; "
+        "the files under .radian/arc/ are left as they were"
+    )
