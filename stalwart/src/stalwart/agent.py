@@ -75,7 +75,7 @@ class RecordedCall:
     call_id: str
     run: str
     step: int
-    kind: str  # "read", "write" or "undo"
+    kind: str  # "read", "write", "undo" or "probe" (a write's probe, asked when in doubt)
     tool: str
     args: dict[str, Any]
     status: str  # a record.schema.CallStatus: "ran", "failed", "in_doubt", "happened", ...
@@ -826,7 +826,6 @@ def _reply(ledger: Ledger, run: RunRow) -> Reply:
             run=run.run_id,
             state=run.state,
             detail=reply_detail(run),
-            framework=_framework(run),
         )
     return Reply(
         text=run.reply or "",
@@ -836,14 +835,7 @@ def _reply(ledger: Ledger, run: RunRow) -> Reply:
         state=run.state,
         ended=_ended(run),
         detail=reply_detail(run),
-        framework=_framework(run),
     )
-
-
-def _framework(run: RunRow) -> str | None:
-    """The framework of a guarded run (`Reply.framework`), None for stalwart's own."""
-    name = (run.framework or {}).get("name")
-    return name if isinstance(name, str) else None
 
 
 def reply_detail(run: RunRow) -> str | None:

@@ -102,7 +102,8 @@ MODEL_KIND = "model"
 class CallRow:
     """One call of a tool, recorded before it is sent and finished after.
 
-    `kind` is "read", "write", "undo" or `MODEL_KIND`. `status` is a `CallStatus`: it moves
+    `kind` is "read", "write", "undo", "probe" (a write's probe: `_engine/probe.py`) or
+    `MODEL_KIND`. `status` is a `CallStatus`: it moves
     in_flight -> ran | failed | in_doubt, in_doubt -> happened | did_not_happen (a
     person's answer), or is "declined" (skipped by a person), "refused" (the check
     refused it; never sent) or, on an undo, "by_hand". `tries` counts the sends, each
