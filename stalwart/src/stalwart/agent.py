@@ -826,6 +826,7 @@ def _reply(ledger: Ledger, run: RunRow) -> Reply:
             run=run.run_id,
             state=run.state,
             detail=reply_detail(run),
+            framework=_framework(run),
         )
     return Reply(
         text=run.reply or "",
@@ -835,7 +836,14 @@ def _reply(ledger: Ledger, run: RunRow) -> Reply:
         state=run.state,
         ended=_ended(run),
         detail=reply_detail(run),
+        framework=_framework(run),
     )
+
+
+def _framework(run: RunRow) -> str | None:
+    """The framework of a guarded run (`Reply.framework`), None for stalwart's own."""
+    name = (run.framework or {}).get("name")
+    return name if isinstance(name, str) else None
 
 
 def reply_detail(run: RunRow) -> str | None:
