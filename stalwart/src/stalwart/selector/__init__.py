@@ -21,6 +21,9 @@ What a tool author should know
     - A value is a number, a yes/no, one token after the parameter's name, or a quoted
       string. Several words make one value only between quotes.
     - A parameter named ``idempotency_key`` is the runtime's and is never read from a turn.
+    - Give a tool the phrasings people use, with role words for its parameters:
+      ``@tool(phrases=["send {amount} from {payer} to {payee}"])`` makes "from alice" the
+      payer and "to bob" the payee (`vocabulary.py`).
 
 A turn is read only if every clause is: a clause that matches no tool, or two tools
 equally, or leaves a required argument unbound, or says a value no argument takes,

@@ -37,14 +37,16 @@ Stemmer
 
 Numbers
     A comma is the decimal point and a point separates thousands: "25,00", "1.250,00",
-    "R$25,00", "25,00 reais". A number that is two amounts ("1.250": 1250 here, 1.25 in
+    "R$25,00", "R$ 25,00", "€ 25,00", "25,00 reais" (a sign apart from its number is the
+    number's: `tokens.py`). A number that is two amounts ("1.250": 1250 here, 1.25 in
     English; "1,250": 1.25 here, 1250 there) is read as neither, and a number written
     as English writes it ("40.00", "1,250.00") is not read, and says why.
 
 Role words
     As in English, a preposition a tool's docstring puts before a parameter's name names
     it in a turn: "Transfere dinheiro de uma origem para um destino" makes "de alice"
-    the origem and "para bob" the destino.
+    the origem and "para bob" the destino; so does one a declared phrase puts before a
+    ``{parameter}`` ("remeter {valor} de {pagador} para {recebedor}": `vocabulary.py`).
 
 Yes and no
     ``sim``/``verdadeiro``/``ligado`` and ``falso``/``desligado`` ("não" is a negator, never
