@@ -8,26 +8,35 @@
 - `show` of one task among N (the library's document and text), target <= 50 ms; and the
   same through the installed `radian` command, whose Python start-up is most of it;
 - `status` over N tasks, half of them with a folder of their own, target <= 300 ms (and
-  through the command).
+  through the command);
+- the plan budget's check over N tasks, and the CPU an idle `run` spends with every slot busy
+  (passes at the loop's poll, N tasks ready), as a share of one core;
+- throughput as history grows (history_flow below): `radian arc run` takes --flow
+  tasks (default 1,000) through a repository that already has --history done (default 1,000),
+  with an instant worker and a gate that integrates; tasks/min over the first and the last
+  tenth, the end within 20% of the start. `--flow 0` skips it; `--flow 200` is a quick run.
 Each figure is the median of several runs, printed with its target.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from radian.arc import commands, show, status
 from radian.arc.budget import plan_spent
-from radian.arc.clock import FakeClock, format_utc
+from radian.arc.clock import FakeClock, SystemClock, format_utc
 from radian.arc.config import ArcConfig
 from radian.arc.due import DueIndex
 from radian.arc.loaded import NewTask
@@ -73,11 +82,196 @@ def waiting_repo(root: Path, tasks: int, clock: FakeClock) -> ArcStore:
     return store
 
 
+def idle_cpu_share(action: Callable[[], object], secs: float, poll_secs: float) -> float:
+    """The CPU a loop spends calling `action` every `poll_secs` for `secs`, as a share of
+    one core (what an idle `run` costs: a pass, then a wait of one poll)."""
+    cpu, started = time.process_time(), time.perf_counter()
+    while time.perf_counter() - started < secs:
+        action()
+        time.sleep(poll_secs)
+    return (time.process_time() - cpu) / (time.perf_counter() - started)
+
+
+# -- throughput as history grows -------------------------------------------------------------
+# Throughput as history grows: N tasks run through a repository that already has H done.
+#
+# The repository is real (a clone of a bare remote); the H done tasks are set up quickly: their
+# records written as a plan load writes them and then saved one by one (each done task has its
+# folder, as after a real run), and their branches `arc/<task>` made by one `git fast-import`
+# and pushed once, local and remote. Then `radian arc run` (the command, in a subprocess, as a
+# user runs it) takes N new tasks through an instant worker (it commits a file of its own and
+# pushes its branch) and a gate with no stages (each task is integrated into main). The time of
+# each "-> done.integrated" line is noted: tasks/min over the first and the last tenth.
+#
+# Uses only what radian arc has had since issue 14, so it runs against an older checkout too
+# (PYTHONPATH=<checkout>/radian/src).
+
+INSTANT_WORKER = """\
+import json, os, subprocess, sys
+sys.stdin.read()
+task = os.environ["RADIAN_ARC_TASK"]
+with open(f"work-{task}.txt", "w") as out:
+    out.write(task + "\\n")
+subprocess.run(["git", "add", "-A"], check=True)
+subprocess.run(["git", "commit", "-q", "-m", f"work of {task}"], check=True)
+subprocess.run(["git", "push", "-q", os.environ["RADIAN_ARC_REMOTE"],
+                "HEAD:refs/heads/" + os.environ["RADIAN_ARC_BRANCH"]], check=True)
+print(json.dumps({"type": "result", "outcome": "completed", "session_id": "s-" + task}))
+"""
+
+RUN_RADIAN = "import sys; from radian.cli import main; sys.exit(main())"
+INTEGRATED = " -> done.integrated"
+
+
+@dataclass(frozen=True)
+class FlowFigures:
+    done_before: int
+    tasks: int
+    start_per_min: float  # over the first tenth of the tasks (from the first integration)
+    end_per_min: float  # over the last tenth (to the last integration)
+    total_secs: float
+    integrated: int
+
+
+def git(cwd: Path, *args: str, stdin: str | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
+                          input=stdin).stdout.strip()  # fmt: skip
+
+
+def make_repo(root: Path) -> Path:
+    remote, repo = root / "remote.git", root / "repo"
+    git(root, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(root, "init", "-q", "-b", "main", str(repo))
+    git(repo, "config", "user.name", "bench")
+    git(repo, "config", "user.email", "bench@example.invalid")
+    (repo / "README.md").write_text("bench\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-q", "-m", "initial")
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    worker = root / "instant_worker.py"
+    worker.write_text(INSTANT_WORKER)
+    config = repo / ".radian" / "arc.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        f"[worker]\nexec_args = {json.dumps([sys.executable, str(worker)])}\n[gate]\nstages = []\n"
+    )
+    return repo
+
+
+def add_history(repo: Path, done: int) -> None:
+    """`done` integrated tasks: records with folders, branches local and remote."""
+    if done == 0:
+        return
+    store = ArcStore(repo)
+    now = format_utc(SystemClock().now())
+    template = Task(name="template", plan="history", branch="arc/template",
+                    state=State.INTEGRATED, created_at=now, updated_at=now)  # fmt: skip
+    names = [f"h{n:05d}" for n in range(done)]
+    news = [NewTask(name, {"branch": f"arc/{name}"}, f"Did {name}.\n") for name in names]
+    store.write_loaded_plan(Plan(name="history", confirmed=True), template, news)
+    for name in names:
+        store.save_task(store.load_task(name))
+    main = git(repo, "rev-parse", "main")
+    stream = []
+    for name in names:
+        text = f"{name}\n"
+        stream.append(
+            f"commit refs/heads/arc/{name}\ncommitter bench <bench@example.invalid> "
+            f"1700000000 +0000\ndata {len(name)}\n{name}\nfrom {main}\n"
+            f"M 644 inline {name}.txt\ndata {len(text)}\n{text}\n"
+        )
+    git(repo, "fast-import", "--quiet", stdin="".join(stream))
+    git(repo, "push", "-q", "origin", "refs/heads/arc/*:refs/heads/arc/*")
+
+
+def add_flow(repo: Path, tasks: int) -> None:
+    store = ArcStore(repo)
+    now = format_utc(SystemClock().now())
+    template = Task(name="template", plan="flow", branch="arc/template",
+                    created_at=now, updated_at=now)  # fmt: skip
+    news = [NewTask(f"f{n:05d}", {"branch": f"arc/f{n:05d}"}, f"Do f{n:05d}.\n")
+            for n in range(tasks)]  # fmt: skip
+    store.write_loaded_plan(Plan(name="flow", confirmed=True), template, news)
+
+
+def run_flow(repo: Path, tasks: int, timeout_secs: float) -> list[float]:
+    """`radian arc run` until it is done; the time of each integration, from its start."""
+    started = time.perf_counter()
+    times: list[float] = []
+    process = subprocess.Popen(
+        [sys.executable, "-c", RUN_RADIAN, "arc", "--repo", str(repo), "run"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ),
+    )  # fmt: skip
+    assert process.stdout is not None
+    deadline = started + timeout_secs
+    for line in process.stdout:
+        if INTEGRATED in line:
+            times.append(time.perf_counter() - started)
+            if len(times) == tasks:
+                break
+        if time.perf_counter() > deadline:
+            break
+    process.terminate()
+    process.wait()
+    return times
+
+
+def per_min(times: list[float], first: int, last: int) -> float:
+    """Integrations per minute between the first-th and the last-th (1-based)."""
+    span = times[last - 1] - times[first - 1]
+    return (last - first) * 60 / span if span > 0 else float("inf")
+
+
+def history_flow(root: Path, done: int, tasks: int, timeout_secs: float = 1800) -> FlowFigures:
+    repo = make_repo(root)
+    add_history(repo, done)
+    add_flow(repo, tasks)
+    times = run_flow(repo, tasks, timeout_secs)
+    tenth = max(5, tasks // 10)  # integrations a window spans
+    if len(times) < 2 * tenth + 1:
+        raise SystemExit(f"only {len(times)} of {tasks} tasks were integrated")
+    return FlowFigures(
+        done_before=done,
+        tasks=tasks,
+        start_per_min=per_min(times, 1, tenth + 1),
+        end_per_min=per_min(times, len(times) - tenth, len(times)),
+        total_secs=times[-1],
+        integrated=len(times),
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--flow", type=int, default=1_000, help="tasks run (0: skip)")
+    parser.add_argument("--history", type=int, default=1_000, help="tasks done before")
+    parser.add_argument("--only-flow", action="store_true", help="only the history flow")
     args = parser.parse_args()
+    if not args.only_flow:
+        scale(args)
+    if args.flow > 0:
+        flow(args)
+    return 0
+
+
+def flow(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        found = history_flow(Path(folder), args.history, args.flow)
+    ratio = found.end_per_min / found.start_per_min
+    verdict = "ok" if ratio >= 0.8 else "OVER"
+    print(f"radian arc run, {found.tasks} tasks through a repository with {found.done_before} "
+          f"done: {found.total_secs:.0f} s")  # fmt: skip
+    print(f"  tasks/min at the start (first tenth, {found.done_before} done) "
+          f"{found.start_per_min:9.1f}")  # fmt: skip
+    print(
+        f"  tasks/min at the end (last tenth, {found.done_before + found.tasks} done)  "
+        f"{found.end_per_min:9.1f}   target: within 20% of the start ({ratio:.0%})  {verdict}"
+    )
+
+
+def scale(args: argparse.Namespace) -> None:
     clock = FakeClock()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
@@ -139,6 +333,7 @@ def main() -> int:
         busy: Any = {object(): SimpleNamespace(task="x", attempt_id="001") for _ in range(2)}
         busy_loop._running = busy  # noqa: SLF001 - both slots taken
         busy_pass = median_secs(busy_loop._pass, args.runs * 4)  # noqa: SLF001
+        idle_share = idle_cpu_share(busy_loop._pass, 3.0, busy_loop.poll_secs)  # noqa: SLF001
         busy_loop._pool.shutdown()  # noqa: SLF001
     rows = [
         (f"loop pass, {args.tasks} tasks ready, every slot busy", busy_pass, 0.005),
@@ -155,7 +350,8 @@ def main() -> int:
         goal = f"target <= {target * 1000:.0f} ms" if target is not None else "no target"
         verdict = "" if target is None else ("  ok" if secs <= target else "  OVER")
         print(f"{label:<58} {secs * 1000:9.1f} ms   {goal}{verdict}")
-    return 0
+    label = f"idle run, {args.tasks} tasks ready, every slot busy: CPU"
+    print(f"{label:<58} {idle_share * 100:9.1f} %    of one core")
 
 
 if __name__ == "__main__":
