@@ -68,6 +68,7 @@ from typing import Any, Generic, TypeVar
 
 from .. import texts
 from ..agent import Agent as StalwartAgent
+from ..config import confirms
 from ..errors import RunStateError, RunStopped, StalwartError, UnsafeSetup
 from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..record.schema import CallStatus
@@ -227,6 +228,8 @@ class StalwartGuard(AbstractCapability[Any]):
         for tool_def in tool_defs:
             if tool_def.timeout is not None and self.guard.is_write(tool_def.name):
                 raise UnsafeSetup(texts.write_timeout_refused(tool_def.name, tool_def.timeout))
+            if tool_def.kind == "unapproved" and not _confirmed(self.guard, tool_def.name):
+                raise UnsafeSetup(texts.requires_approval_refused(tool_def.name))
             schema = tool_def.parameters_json_schema
             if IDEMPOTENCY_KEY_PARAM in (schema.get("properties") or {}):
                 self._keyed.add(tool_def.name)
@@ -584,7 +587,18 @@ def unsafe_setups(agent: Agent[Any, Any], capability: StalwartGuard) -> list[str
         timeout = tool[2]
         if timeout is not None and guard.is_write(tool[0].name):
             found.append(texts.write_timeout_refused(tool[0].name, timeout))
+    for toolset in agent.toolsets:  # Pydantic AI's own approval flag, on a tool no one confirms
+        if isinstance(toolset, FunctionToolset):
+            for name, function_tool in toolset.tools.items():
+                if function_tool.requires_approval and not _confirmed(guard, name):
+                    found.append(texts.requires_approval_refused(name))
     return found
+
+
+def _confirmed(guard: Guard, tool: str) -> bool:
+    """Whether a person confirms the tool's calls (a tool agent.yaml does not know: yes)."""
+    spec = guard.spec(tool)
+    return spec is None or confirms(spec)
 
 
 _DURABLE = "pydantic_ai.durable_exec"

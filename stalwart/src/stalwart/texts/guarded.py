@@ -101,6 +101,15 @@ def write_timeout_refused(tool: str, timeout: float) -> str:
     )
 
 
+def requires_approval_refused(tool: str) -> str:
+    return (
+        f"{tool} is declared with Pydantic AI's requires_approval=True, yet agent.yaml has no "
+        "person confirm it (a read, or confirm: never): its approval would be Pydantic AI's "
+        "flag, with no person's answer. Declare it a write in agent.yaml (a person confirms "
+        "each call), or drop requires_approval"
+    )
+
+
 def durable_refused(name: str) -> str:
     return (
         f"{name} runs the agent under a durable engine, which re-runs a tool call left in "
