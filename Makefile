@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints-dev.txt
 
 .PHONY: setup npm-tools demo test test-stalwart test-radian test-fast test-fast-stalwart test-fast-radian \
-	test-min-radian test-py313 bench bench-radian lint lint-stalwart lint-radian docs clean
+	test-min-radian test-adapters-lowest test-py313 bench bench-radian lint lint-stalwart lint-radian docs clean
 
 # The real agent CLIs the tests run (Claude Code, Codex, ...), pinned by npm-tools/package-lock.json
 # and installed once into a cache; the stamp is a copy of the lock, so an unchanged lock skips npm.
@@ -55,7 +55,7 @@ demo: setup $(NPM_TOOLS_DEP)
 	$(PY) radian/examples/gate_demo.py
 	$(PY) radian/examples/claude_demo.py
 
-test: test-stalwart test-radian
+test: test-stalwart test-radian test-adapters-lowest
 
 test-stalwart: setup $(NPM_TOOLS_DEP)
 	$(PY) -m pytest stalwart/tests
@@ -92,6 +92,30 @@ test-min-radian:
 		pytest pytest-timeout pytest-xdist hypothesis
 	$(VENV_MIN)/bin/python -m pip check
 	$(VENV_MIN)/bin/python -m pytest radian/tests -n auto -p no:cacheprovider
+
+# The adapters' contract suite (SQLite) against the lowest framework versions stalwart's
+# extras declare, pinned in stalwart/constraints-lowest.txt, the rest at $(CONSTRAINTS)'s pins,
+# in a venv of its own built once: `make test` tests the newest (.venv) and the lowest.
+VENV_LOW := .venv-lowest
+LOW_STAMP := $(VENV_LOW)/.installed
+LOWEST := stalwart/constraints-lowest.txt
+test-adapters-lowest: $(LOW_STAMP)
+	$(VENV_LOW)/bin/python -m pytest stalwart/tests/test_adapters_contract.py -x -k "not postgres" \
+		-p no:cacheprovider
+
+$(LOW_STAMP): stalwart/pyproject.toml $(LOWEST) $(CONSTRAINTS)
+	rm -rf $(VENV_LOW)
+	$(PYTHON) -m venv $(VENV_LOW)
+	$(VENV_LOW)/bin/python -m pip install --quiet --upgrade 'pip>=25.1'
+	$(PYTHON) -c 'import sys; low = {l.split("==")[0].strip().lower() for l in open(sys.argv[1]) \
+		if "==" in l and not l.startswith("#")}; sys.stdout.writelines(l for l in open(sys.argv[2]) \
+		if l.split("==")[0].strip().lower() not in low)' $(LOWEST) $(CONSTRAINTS) \
+		> $(VENV_LOW)/constraints-rest.txt
+	$(VENV_LOW)/bin/python -m pip install --quiet -c $(LOWEST) -c $(VENV_LOW)/constraints-rest.txt \
+		-e 'stalwart[postgres,openai,pydantic-ai,langgraph,openai-agents]' 'pydantic-ai-slim[openai]' \
+		langchain-openai pytest pytest-timeout hypothesis
+	$(VENV_LOW)/bin/python -m pip check
+	touch $(LOW_STAMP)
 
 # Both suites on Python 3.13, in a venv of its own (.venv-py313) installed as `setup` installs
 # .venv; the pytest configs already make a ResourceWarning (an unclosed file, socket or sqlite3

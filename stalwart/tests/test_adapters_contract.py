@@ -1,19 +1,25 @@
 """One contract, every adapter: the same cases through each framework's real package (Pydantic
-AI, LangChain v1 / LangGraph), each agent's model on the local wire stand-in of OpenAI's Chat
-Completions (client retries off), on SQLite and PostgreSQL records. No connection leaves
-127.0.0.1. What differs between the frameworks is only how an agent is built and how its
-own approval is forged; what a person and the record see is the same.
+AI, LangChain v1 / LangGraph, the OpenAI Agents SDK), each agent's model on the local wire
+stand-in of OpenAI's Chat Completions (client retries off), on SQLite and PostgreSQL
+records. No connection leaves 127.0.0.1. What differs between the frameworks is only how an
+agent is built and how its own approval is forged; what a person and the record see is the
+same.
 
-Checked against pydantic-ai-slim 2.68.0 and langchain 1.5.2, langchain-core 1.8.3,
-langchain-openai 1.8.1, langgraph 1.2.24, langgraph-checkpoint-sqlite 3.1.2 and
-langgraph-checkpoint-postgres 3.2.0 (test_pydantic_ai.py and test_langgraph.py check the
-installed versions).
+Run at both ends of each framework's supported range: the newest by `make test` (.venv,
+constraints-dev.txt: pydantic-ai-slim 2.68.0, langchain 1.5.2, langgraph 1.2.24,
+langgraph-checkpoint-sqlite 3.1.2, langgraph-checkpoint-postgres 3.2.0, openai-agents
+0.24.0), the lowest by `make test-adapters-lowest` (.venv-lowest, SQLite, the pins in
+constraints-lowest.txt: pydantic-ai-slim 2.14.0, langchain 1.3.0, langgraph 1.2.0,
+langgraph-checkpoint-sqlite 3.1.0, openai-agents 0.21.0). The first test says which end
+is installed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -187,6 +193,30 @@ def make(
 @pytest.fixture
 def guarded(make: Callable[..., Guarded]) -> Guarded:
     return make()
+
+
+STALWART = Path(__file__).resolve().parents[1]
+EXTRAS = ("pydantic-ai", "langgraph", "openai-agents")
+
+
+def _pins(path: Path) -> dict[str, str]:
+    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return dict(line.split("==", 1) for line in lines if "==" in line and not line.startswith("#"))
+
+
+def test_the_lowest_pins_are_the_extras_floors_and_one_end_is_installed() -> None:
+    """constraints-lowest.txt pins each adapter extra's floor (pyproject.toml), so raising
+    one without the other fails here; and the suite runs at one end of the range: every
+    framework at its floor, or every one at constraints-dev.txt's pin."""
+    with open(STALWART / "pyproject.toml", "rb") as project:
+        extras = tomllib.load(project)["project"]["optional-dependencies"]
+    floors = dict(req.split(">=", 1) for extra in EXTRAS for req in extras[extra])
+    lowest = _pins(STALWART / "constraints-lowest.txt")
+    newest = _pins(STALWART.parent / "constraints-dev.txt")
+    assert {name: lowest.get(name) for name in floors} == floors
+    installed = {name: importlib.metadata.version(name) for name in floors}
+    ends = [{name: pins[name] for name in floors} for pins in (lowest, newest)]
+    assert installed in ends, (installed, ends)
 
 
 def _approve_all(guarded: Guarded, result: Any) -> Any:
