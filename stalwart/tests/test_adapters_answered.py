@@ -13,17 +13,29 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import test_adapters_contract as contract
-from pydantic_ai_desk import any_address, loopback_only, text, tool_calls
+from model_wire import WireServer
+from pydantic_ai_desk import (
+    any_address,
+    keys_log,
+    loopback_only,
+    pydantic_agent,
+    text,
+    tool_calls,
+    write_desk,
+)
 from terminal import STALWART, Terminal
 from test_adapters_contract import Guarded
 
 import stalwart
 from stalwart import FakeClock, texts
+from stalwart.adapters.pydantic_ai import StalwartDriver, StalwartGuard
 
 pytestmark = pytest.mark.acceptance
 
@@ -183,3 +195,85 @@ def test_stalwart_chat_answers_and_shows_where_the_framework_run_went(guarded: G
     assert guarded.calls == ["close_order", "hold_stock"]
     assert len(guarded.wire.requests) == 3
     assert json.loads(guarded.tool_results(2)[-1]) == {"order": 4411, "hold": "h-4411"}
+
+
+# --- many workers: two processes look at the same answered runs at once ---
+
+RESUMER = """
+import json, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from pydantic_ai_desk import loopback_only, pydantic_agent
+loopback_only()
+import stalwart
+from stalwart.adapters.pydantic_ai import StalwartDriver
+
+yaml, url, go = sys.argv[2:5]
+desk = stalwart.Agent.from_file(yaml)
+tools = sys.modules[next(iter(desk.config.project.modules))]
+agent, client = pydantic_agent(desk, tools, url)
+taken = []
+with StalwartDriver(agent) as driver:
+    print("ready", flush=True)
+    while not Path(go).exists():  # both workers start their rounds together
+        time.sleep(0.005)
+    deadline = time.monotonic() + 60
+    while driver.guard.answered_runs() and time.monotonic() < deadline:
+        for done in driver.continue_answered():
+            said = done.result.state if done.result is not None else repr(done.error)
+            taken.append([done.run.session, said])
+    driver._sync(client.close())
+print(json.dumps(taken))
+"""
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_two_worker_processes_continue_each_answered_run_once(
+    tmp_path: Path, wire: WireServer, record: str
+) -> None:
+    project = write_desk(tmp_path, record=record)
+    users = [f"u{n}" for n in range(1, 5)]
+    with project.agent(clock=FakeClock()) as desk:
+        agent, client = pydantic_agent(desk, project.module, wire.url)
+        with StalwartDriver(agent) as driver:
+            asked = {}
+            for n, user in enumerate(users, start=1):
+                wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": n})))
+                asked[user] = driver.run_sync(f"close order {n}", user=user)
+            driver._sync(client.close())
+        for user in users:
+            desk.confirm(user, "approve", question=asked[user].waiting[0])
+        for _ in users:
+            wire.enqueue_reply(text("Closed."))
+        go = tmp_path / "go"
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-c", RESUMER, str(TESTS), str(project.yaml), wire.url, str(go)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        try:
+            for worker in workers:
+                assert worker.stdout is not None
+                assert worker.stdout.readline().strip() == "ready", worker.communicate()
+            go.touch()
+            outs = [worker.communicate(timeout=120) for worker in workers]
+        finally:
+            for worker in workers:
+                if worker.poll() is None:
+                    worker.kill()
+                    worker.communicate()
+        taken: list[list[str]] = []
+        for worker, (out, err) in zip(workers, outs, strict=True):
+            assert worker.returncode == 0, err
+            taken.extend(json.loads(out))
+        sessions = sorted(asked[user].reply.session for user in users)
+        assert sorted(taken) == [[session, "done"] for session in sessions]  # each once
+        sent = [key for tool, key, _ in keys_log(tmp_path) if tool == "close_order"]
+        assert len(sent) == len(set(sent)) == 4  # each write sent once, under its own key
+        assert len(wire.requests) == 8  # each run's model asked twice: its call, its end
+        assert StalwartGuard(desk).guard.answered_runs() == []

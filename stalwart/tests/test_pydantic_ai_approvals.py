@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from model_wire import WireServer
@@ -53,7 +53,7 @@ class Flagged:
         self.wire = wire
         project = write_desk(folder, record=record)
         self.stalwart = project.agent(clock=FakeClock())
-        self.module: Any = project.module
+        self.module: Any = cast(Any, project.module)
         self.client = AsyncOpenAI(base_url=wire.url + "/v1", api_key="k", max_retries=0)
         model = OpenAIChatModel("m", provider=OpenAIProvider(openai_client=self.client))
         self.agent = Agent(

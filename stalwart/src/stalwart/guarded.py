@@ -210,6 +210,10 @@ class Guard:
         self.agent = agent
         self.framework = framework
         self._undeclared: dict[str, ToolSpec] = {}
+        # Sessions `continue_answered` hands to its framework now (by id): whether each
+        # `open` of the session meanwhile found the run still waiting for the framework.
+        self._taking: dict[str, list[bool]] = {}
+        self._taking_lock = threading.Lock()
         self.declare(tools)
 
     def declare(self, tools: Iterable[FrameworkTool]) -> None:
@@ -313,27 +317,56 @@ class Guard:
         what it left in flight resolved by the record, and, when it still waits for its
         framework, handed to `go_on` (the driver's `resume`, which takes the lock again and
         goes on only while the run still waits: a run is continued once, whichever worker
-        looks). What `go_on` raises is logged and kept in its `Continued`; the round goes on.
+        looks). Each run this worker went on with is in the list once; one another worker
+        (or another thread here) went on with meanwhile is not. What `go_on` raises is
+        logged and kept in its `Continued`; the round goes on.
         """
         done: list[Continued[_T]] = []
         for answered in self.answered_runs():
+            with self._taking_lock:
+                if answered.session in self._taking:
+                    continue  # another thread of this process takes it up now
+                found = self._taking[answered.session] = []
             try:
-                with self.open(answered.user, session=answered.name, wait=False) as run:
-                    waits = run.running
-            except SessionBusy:
-                continue  # a worker holds it: that worker goes on with it
-            if not waits:
-                continue  # resolved into a question, or taken up by another worker already
-            try:
-                result = go_on(answered)
-            except SessionBusy:
-                continue  # taken meanwhile by another worker, which goes on with it
-            except Exception as error:
-                log.exception(texts.ANSWERED_RUN_FAILED, answered.session, answered.run)
-                done.append(Continued(answered, error=error))
-                continue
-            done.append(Continued(answered, result=result))
+                continued = self._take_up(answered, found, go_on)
+            finally:
+                with self._taking_lock:
+                    del self._taking[answered.session]
+            if continued is not None:
+                done.append(continued)
         return done
+
+    def _take_up(
+        self, answered: AnsweredRun, found: list[bool], go_on: Callable[[AnsweredRun], _T]
+    ) -> Continued[_T] | None:
+        """One answered run claimed and handed to `go_on`; None when another worker holds
+        it, or went on with it before `go_on` had the session (`found`: what each `open`
+        of the session found meanwhile, running or not)."""
+        try:
+            with self.open(answered.user, session=answered.name, wait=False) as run:
+                waits = run.running
+        except SessionBusy:
+            return None  # a worker holds it: that worker goes on with it
+        if not waits:
+            return None  # resolved into a question, or taken up by another worker already
+        del found[:]
+        try:
+            result = go_on(answered)
+        except SessionBusy:
+            return None  # taken meanwhile by another worker, which goes on with it
+        except Exception as error:
+            log.exception(texts.ANSWERED_RUN_FAILED, answered.session, answered.run)
+            return Continued(answered, error=error)
+        if not any(found):
+            return None  # another worker went on with it between the claim and `go_on`
+        return Continued(answered, result=result)
+
+    def _opened(self, session: str, running: bool) -> None:
+        """A `GuardedRun` of `session` opened, finding its run `running` or not."""
+        with self._taking_lock:
+            found = self._taking.get(session)
+            if found is not None:
+                found.append(running)
 
     def serve_answers(
         self,
@@ -389,6 +422,7 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
             self.resumed = latest is not None and latest.state in runs.INTERRUPTED
             if latest is not None and self.resumed:
                 resume.resume(ledger, self._context, latest)
+            guard._opened(sid, self.running)
         except BaseException as error:
             self._lock.__exit__(type(error), error, error.__traceback__)
             raise

@@ -1,30 +1,23 @@
 """A framework run's questions answered on the real pages in headless Chromium (Debian's,
 through Playwright), and the run gone on by its application's `driver.continue_answered()`:
 Pydantic AI, LangGraph and the OpenAI Agents SDK through their real packages, each agent's
-model on the local wire stand-in of OpenAI's Chat Completions (the desks of
-test_adapters_contract.py), the interface served in this process on the same SQLite record.
+model on the local wire stand-in of OpenAI's Chat Completions (the desks
+test_adapters_contract.py builds), the interface served in this process on the same SQLite record.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from model_wire import WireServer
-from pydantic_ai_desk import text, tool_calls, write_desk
-from test_adapters_contract import (
-    ADAPTERS,
-    Guarded,
-    _langgraph,
-    _openai_agents,
-    _pydantic_ai,
-    wire,  # noqa: F401 (a fixture)
-)
+from pydantic_ai_desk import MODEL_TOOLS, pydantic_agent, text, tool_calls, write_desk
 
 from stalwart import FakeClock, texts
 from stalwart.config import load_agent
@@ -34,12 +27,34 @@ from stalwart.serve.users import Users
 from .browser_support import Live, serve_in_thread
 from .serve_support import InstantClock
 
+ADAPTERS = ("pydantic_ai", "langgraph", "openai_agents")
+
 pytestmark = [pytest.mark.acceptance, pytest.mark.browser]
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 expect.set_options(timeout=20_000)
 
 PASSWORD = "u-pw"
+
+
+@dataclass
+class Guarded:
+    """An adapter's desk: the stalwart agent, its tools module, the framework's driver."""
+
+    name: str
+    folder: Path
+    wire: WireServer
+    stalwart: Any
+    module: Any
+    driver: Any
+
+    @property
+    def calls(self) -> list[str]:
+        return [name for name, *_ in self.module.CALLS]
+
+    def tool_results(self, request: int) -> list[str]:
+        body = self.wire.requests[request].body
+        return [m["content"] for m in body["messages"] if m["role"] == "tool"]
 
 
 class _OnThread:
@@ -61,17 +76,56 @@ class _OnThread:
         return on_thread
 
 
+@pytest.fixture
+def wire() -> Iterator[WireServer]:
+    server = WireServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _driver(name: str, stack: ExitStack, desk: Any, module: Any, url: str, folder: Path) -> Any:
+    """The adapter's driver over `desk`, its model on the wire at `url` (as the contract's)."""
+    if name == "pydantic_ai":
+        from stalwart.adapters.pydantic_ai import StalwartDriver as PydanticDriver
+
+        agent, client = pydantic_agent(desk, module, url)
+        driver: Any = stack.enter_context(PydanticDriver(agent))
+        stack.callback(lambda: driver._sync(client.close()))
+        return driver
+    if name == "langgraph":
+        from langgraph_desk import checkpointer, langgraph_agent
+
+        from stalwart.adapters.langgraph import StalwartDriver as GraphDriver
+
+        saver = stack.enter_context(checkpointer(folder, "record.sqlite"))
+        return GraphDriver(langgraph_agent(desk, module, url, saver))
+    from agents import Agent, OpenAIChatCompletionsModel, set_tracing_disabled
+    from openai import AsyncOpenAI
+
+    from stalwart.adapters.openai_agents import StalwartDriver as AgentsDriver
+    from stalwart.adapters.openai_agents import StalwartTools
+
+    set_tracing_disabled(True)
+    client = AsyncOpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+    tools = StalwartTools(desk)
+    sdk_agent: Agent[Any] = Agent(
+        name="desk",
+        model=OpenAIChatCompletionsModel(model="m", openai_client=client),
+        tools=tools.tools(*(getattr(module, name) for name in MODEL_TOOLS)),
+    )
+    driver = stack.enter_context(AgentsDriver(sdk_agent, tools))
+    stack.callback(lambda: driver._sync(client.close()))
+    return driver
+
+
 @pytest.fixture(params=ADAPTERS)
-def guarded(request: pytest.FixtureRequest, tmp_path: Path, wire: WireServer) -> Iterator[Guarded]:  # noqa: F811
+def guarded(request: pytest.FixtureRequest, tmp_path: Path, wire: WireServer) -> Iterator[Any]:
     """The adapter's desk on a SQLite record (the page's path is the same on either backend;
-    the contract runs both), built, driven and closed on a thread of its own."""
-    builders: dict[str, Callable[..., Guarded]] = {
-        "pydantic_ai": _pydantic_ai,
-        "openai_agents": _openai_agents,
-        "langgraph": lambda stack, project, desk, wire: _langgraph(
-            stack, project, desk, wire, "record.sqlite"
-        ),
-    }
+    test_adapters_answered.py runs both), built, driven and closed on a thread of its own."""
+    name: str = request.param
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="driver")
     stack = ExitStack()
 
@@ -79,7 +133,9 @@ def guarded(request: pytest.FixtureRequest, tmp_path: Path, wire: WireServer) ->
         project = write_desk(tmp_path)
         desk = project.agent(clock=FakeClock())
         stack.callback(desk.close)
-        return builders[request.param](stack, project, desk, wire)
+        module = project.module
+        driver = _driver(name, stack, desk, module, wire.url, project.folder)
+        return Guarded(name, project.folder, wire, desk, module, driver)
 
     try:
         built = pool.submit(build).result()
