@@ -277,3 +277,33 @@ def test_two_worker_processes_continue_each_answered_run_once(
         assert len(sent) == len(set(sent)) == 4  # each write sent once, under its own key
         assert len(wire.requests) == 8  # each run's model asked twice: its call, its end
         assert StalwartGuard(desk).guard.answered_runs() == []
+
+
+def test_chat_says_so_when_the_application_does_not_go_on(guarded: Guarded) -> None:
+    """`stalwart chat`'s loop on an agent whose clock is a FakeClock: it looks at the record
+    every 0.25 s for a minute, then says the run has not moved on, and asks for a turn."""
+    from stalwart.serve.terminal import FRAMEWORK_LOOK_SECS, FRAMEWORK_WAIT_SECS, chat
+
+    asked = _asked(guarded, ("call_1", "close_order", {"order": 4411}))
+    shown: list[str] = []
+
+    def no_more_turns(prompt: str) -> str:
+        raise EOFError
+
+    clock = FakeClock()
+    yaml = guarded.folder / "agent.yaml"
+    with stalwart.Agent.from_file(yaml, clock=clock) as elsewhere:
+        chat(
+            elsewhere, "u", None, read_line=no_more_turns, read_key=lambda: "a", write=shown.append
+        )
+        looks = int(FRAMEWORK_WAIT_SECS / FRAMEWORK_LOOK_SECS)
+        assert clock.slept == [FRAMEWORK_LOOK_SECS] * looks
+    assert shown[-2:] == [
+        texts.framework_goes_on(guarded.framework),
+        texts.framework_still_running(guarded.framework, FRAMEWORK_WAIT_SECS),
+    ]
+    assert asked.waiting[0].text in shown
+    assert guarded.calls == [] and len(guarded.wire.requests) == 1  # chat sends nothing itself
+    guarded.wire.enqueue_reply(text("Closed."))
+    (continued,) = guarded.driver.continue_answered()
+    assert continued.result.state == "done" and guarded.calls == ["close_order"]
