@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -130,6 +131,7 @@ class FlowFigures:
     start_per_min: float  # over the first tenth of the tasks (from the first integration)
     end_per_min: float  # over the last tenth (to the last integration)
     total_secs: float
+    cpu_per_task: float  # CPU seconds of every process, per task integrated
     integrated: int
 
 
@@ -195,8 +197,11 @@ def add_flow(repo: Path, tasks: int) -> None:
     store.write_loaded_plan(Plan(name="flow", confirmed=True), template, news)
 
 
-def run_flow(repo: Path, tasks: int, timeout_secs: float) -> list[float]:
-    """`radian arc run` until it is done; the time of each integration, from its start."""
+def run_flow(repo: Path, tasks: int, timeout_secs: float) -> tuple[list[float], float]:
+    """`radian arc run` until it is done; the time of each integration, from its start, and
+    the CPU seconds the run and every process under it spent (the loop, the wrappers, the
+    workers, git), which a machine's other load does not change as it changes the time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     times: list[float] = []
     process = subprocess.Popen(
@@ -214,7 +219,9 @@ def run_flow(repo: Path, tasks: int, timeout_secs: float) -> list[float]:
             break
     process.terminate()
     process.wait()
-    return times
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return times, cpu
 
 
 def per_min(times: list[float], first: int, last: int) -> float:
@@ -227,7 +234,7 @@ def history_flow(root: Path, done: int, tasks: int, timeout_secs: float = 1800) 
     repo = make_repo(root)
     add_history(repo, done)
     add_flow(repo, tasks)
-    times = run_flow(repo, tasks, timeout_secs)
+    times, cpu = run_flow(repo, tasks, timeout_secs)
     tenth = max(5, tasks // 10)  # integrations a window spans
     if len(times) < 2 * tenth + 1:
         raise SystemExit(f"only {len(times)} of {tasks} tasks were integrated")
@@ -237,6 +244,7 @@ def history_flow(root: Path, done: int, tasks: int, timeout_secs: float = 1800) 
         start_per_min=per_min(times, 1, tenth + 1),
         end_per_min=per_min(times, len(times) - tenth, len(times)),
         total_secs=times[-1],
+        cpu_per_task=cpu / len(times),
         integrated=len(times),
     )
 
@@ -269,6 +277,8 @@ def flow(args: argparse.Namespace) -> None:
         f"  tasks/min at the end (last tenth, {found.done_before + found.tasks} done)  "
         f"{found.end_per_min:9.1f}   target: within 20% of the start ({ratio:.0%})  {verdict}"
     )
+    print(f"  CPU per task, every process (loop, wrappers, workers, git) {found.cpu_per_task:.2f} s"
+          f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
 
 
 def scale(args: argparse.Namespace) -> None:
