@@ -293,8 +293,9 @@ def delete_remote_branch(repo: Path, remote: str, branch: str, expected: str) ->
     """Delete `remote`'s `branch` if it still points at `expected` (a lease: a branch someone
     pushed to since is left alone); its tracking ref goes with it. False when the remote
     refused or could not be reached (the caller tries again another time)."""
-    completed = run_git(repo, "push", "--quiet", f"--force-with-lease=refs/heads/{branch}:{expected}",
-                        remote, "--delete", f"refs/heads/{branch}", check=False)  # fmt: skip
+    lease = f"--force-with-lease=refs/heads/{branch}:{expected}"
+    completed = run_git(repo, "push", "--quiet", lease, remote, "--delete", f"refs/heads/{branch}",
+                        check=False)  # fmt: skip
     return completed.returncode == 0
 
 

@@ -45,8 +45,16 @@ __all__ = [
 # the config models, pydantic; the Result formats import zoneinfo and re).
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
-        ("AttemptEnd", "AttemptSpec", "ended_attempt", "kill_attempt", "live_wrapper",
-         "run_attempt", "stop_attempt", "watch_attempt"),
+        (
+            "AttemptEnd",
+            "AttemptSpec",
+            "ended_attempt",
+            "kill_attempt",
+            "live_wrapper",
+            "run_attempt",
+            "stop_attempt",
+            "watch_attempt",
+        ),
         "radian.arc.worker.attempt",
     ),  # fmt: skip
     "validate_exec_args": "radian.arc.worker.command",
