@@ -136,6 +136,7 @@ bench: setup
 	$(PY) stalwart/benchmarks/serve_load.py
 	$(PY) stalwart/benchmarks/pydantic_ai_guard.py
 	$(PY) stalwart/benchmarks/langgraph_guard.py
+	$(PY) stalwart/benchmarks/openai_agents_guard.py
 
 # radian arc at 10,000 tasks: plan load, an idle pass of the loop, show (figures, no test).
 bench-radian: setup

@@ -19,84 +19,19 @@ right after the run). Per call: the median run's time over its calls.
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
 import sys
-import tempfile
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-SHOP = HERE.parent / "examples" / "shop"
+from guard_timing import Agents, Call, Scenario, check_output, main
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from floor import CommitsSeen, SQLiteFloor  # noqa: E402
-from pydantic_ai import Agent  # noqa: E402
-from pydantic_ai.messages import (  # noqa: E402
-    ModelMessage,
-    ModelResponse,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
-
-import stalwart  # noqa: E402
-from stalwart.adapters.pydantic_ai import StalwartDriver, StalwartGuard  # noqa: E402
-from stalwart.record import open_store  # noqa: E402
-
-WARM_UP_RUNS = 10
-
-Call = tuple[str, dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    calls: tuple[Call, ...]
-    writes: bool
-
-
-SCENARIOS = (
-    Scenario("a read", tuple(("get_order", {"order": 4411}) for _ in range(5)), writes=False),
-    Scenario(
-        "a write",
-        (
-            ("charge_card", {"order": 4411, "amount": 40.0}),
-            ("update_crm", {"order": 4411}),
-            ("send_receipt", {"order": 4411}),
-        ),
-        writes=True,
-    ),
-)
-
-
-@dataclass(frozen=True)
-class Figures:
-    scenario: Scenario
-    unguarded_ms: float  # per call, the median run's
-    guarded_ms: float
-    commits_per_call: float
-    floor_ms: float  # per call: the raw floor of the guarded run's commits
-
-    @property
-    def added_ms(self) -> float:
-        return self.guarded_ms - self.unguarded_ms
-
-    def line(self) -> str:
-        per = len(self.scenario.calls)
-        tools = ", ".join(dict.fromkeys(name for name, _ in self.scenario.calls))
-        what = f"{self.scenario.name} ({tools}, {per} per run"
-        what += ", each approved)" if self.scenario.writes else ")"
-        return (
-            f"  {what}: unguarded {self.unguarded_ms:.3f} ms/call; guarded "
-            f"{self.guarded_ms:.3f} ms/call; the guard adds {self.added_ms:.3f} ms/call, "
-            f"{self.commits_per_call:.1f} durable commits/call, their raw floor "
-            f"{self.floor_ms:.3f} ms/call"
-        )
+import stalwart
+from stalwart.adapters.pydantic_ai import StalwartDriver, StalwartGuard
 
 
 def scripted(calls: Sequence[Call]) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
@@ -114,110 +49,23 @@ def scripted(calls: Sequence[Call]) -> Callable[[list[ModelMessage], AgentInfo],
     return model
 
 
-def measure(runs: int, folder: Path) -> list[Figures]:
-    store = CommitsSeen(open_store(str(folder / "record.sqlite")))
-    floor = SQLiteFloor(folder)
-    desk = stalwart.Agent.from_file(SHOP / "agent.yaml", store=store)
-    from shop.tools import CALLS  # on sys.path: the desk's agent.yaml imported it
-
-    tools = {name: getattr(sys.modules["shop.tools"], name) for name in _TOOL_NAMES}
-    figures = []
-    try:
-        for scenario in SCENARIOS:
-            figures.append(_measure(scenario, runs, desk, store, floor, tools, CALLS))
-            print(f"  measured {scenario.name}", flush=True)
-    finally:
-        desk.close()
-        floor.close()
-    return figures
-
-
-def _measure(
-    scenario: Scenario,
-    runs: int,
-    desk: stalwart.Agent,
-    store: CommitsSeen,
-    floor: SQLiteFloor,
-    tools: dict[str, Any],
-    calls: list[str],
-) -> Figures:
+@contextmanager
+def build(
+    scenario: Scenario, desk: stalwart.Agent, tools: dict[str, Any], folder: Path
+) -> Iterator[Agents]:
     model = FunctionModel(scripted(scenario.calls))
-    used = [tools[name] for name in dict.fromkeys(name for name, _ in scenario.calls)]
+    used = [tools[name] for name in scenario.tools]
     plain = Agent(model, tools=used)
     guarded = Agent(model, tools=used, capabilities=[StalwartGuard(desk)])
-    commits: list[int] = []
-    floor_secs = 0.0
-    slug = scenario.name.replace(" ", "-")
-    with StalwartDriver(guarded) as driver:
-
-        def once(number: int) -> None:
-            nonlocal floor_secs
-            before = store.commits
-            _guarded(driver, f"{slug}-{number}")
-            commits.append(store.commits - before)
-            floor_secs += floor.commit(commits[-1])
-            store.take()
-
-        unguarded_secs = _times(runs, lambda _: _unguarded(plain), calls)
-        guarded_secs = _times(runs, once, calls)
-    per = len(scenario.calls)
-    return Figures(
-        scenario=scenario,
-        unguarded_ms=statistics.median(unguarded_secs) * 1000 / per,
-        guarded_ms=statistics.median(guarded_secs) * 1000 / per,
-        commits_per_call=statistics.mean(commits[WARM_UP_RUNS:]) / per,
-        floor_ms=floor_secs * 1000 / len(commits) / per,
-    )
-
-
-_TOOL_NAMES = ("get_order", "charge_card", "update_crm", "send_receipt")
-
-
-def _times(runs: int, run: Callable[[int], None], calls: list[str]) -> list[float]:
-    """Each run's seconds, the warm-up left out."""
-    seconds = []
-    for number in range(WARM_UP_RUNS + runs):
-        began = time.perf_counter()
-        run(number)
-        elapsed = time.perf_counter() - began
-        calls.clear()
-        if number >= WARM_UP_RUNS:
-            seconds.append(elapsed)
-    return seconds
-
-
-def _unguarded(agent: Agent[None, str]) -> None:
-    result = agent.run_sync("the order")
-    if result.output != "Done.":
-        raise SystemExit(f"unguarded: unexpected output {result.output!r}")
-
-
-def _guarded(driver: StalwartDriver[str], user: str) -> None:
-    result = driver.run_sync("the order", user=user)
-    while result.waiting:
-        result = driver.confirm_sync(user, "approve", question=result.waiting[0])
-    if (result.state, result.text) != ("done", "Done."):
-        raise SystemExit(f"guarded: unexpected reply {result.state} {result.text!r}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=200, help="runs per scenario (200)")
-    options = parser.parse_args(argv)
-    if options.runs < 1:
-        parser.error("--runs must be 1 or more")
-    load = ", ".join(f"{figure:.1f}" for figure in os.getloadavg())
-    print(
-        f"Pydantic AI guarded by stalwart: {options.runs} runs per scenario, SQLite (every "
-        "commit durable), Pydantic AI's FunctionModel (no network); "
-        f"{os.cpu_count()} cores, load average {load}",
-        flush=True,
-    )
-    with tempfile.TemporaryDirectory(prefix="stalwart-pydantic-ai-") as folder:
-        for figures in measure(options.runs, Path(folder)):
-            print(figures.line())
-    return 0
+    yield Agents(lambda: check_output(plain.run_sync("the order").output), StalwartDriver(guarded))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(
+        main(
+            build,
+            __doc__,
+            "Pydantic AI guarded by stalwart: SQLite (every commit durable), Pydantic AI's "
+            "FunctionModel (no network)",
+        )
+    )

@@ -48,6 +48,13 @@ def test_the_langgraph_guard_benchmark_runs() -> None:
     assert "the guard adds" in out
 
 
+def test_the_openai_agents_guard_benchmark_runs() -> None:
+    out = run_benchmark("openai_agents_guard.py", "--runs", "2")
+    assert "a read (get_order, 5 per run): unguarded" in out
+    assert "a write (charge_card, update_crm, send_receipt, 3 per run, each approved)" in out
+    assert "the guard adds" in out
+
+
 def test_the_serve_load_benchmark_runs() -> None:
     out = run_benchmark("serve_load.py", "--sessions", "4", "--sleep", "0")
     assert "4 sessions at once" in out
