@@ -4,20 +4,16 @@ off), stalwart's middleware and driver, its checkpoints durable (SQLite beside t
 PostgreSQL), on SQLite and PostgreSQL records. No connection leaves 127.0.0.1
 (`loopback_only`).
 
-Checked against `CHECKED` (the versions constraints-dev.txt pins; the extra's floors in
-stalwart/pyproject.toml).
+Checked against `CHECKED` (the versions constraints-dev.txt pins, the newest tested; the
+extra's floors, constraints-lowest.txt's, run test_adapters_contract.py in make
+test-adapters-lowest). test_adapters_contract.py runs the cases every adapter shares.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
@@ -25,7 +21,6 @@ from typing import Any
 
 import pytest
 from conftest import Project, session_identity
-from http_faults import charging_server
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -43,14 +38,13 @@ from langgraph_desk import chat_model, checkpointer, langgraph_agent
 from model_wire import WireServer
 from pydantic_ai_desk import (
     any_address,
-    keys_log,
     loopback_only,
     text,
     tool_calls,
     write_desk,
 )
 
-from stalwart import AnswerError, FakeClock, StaleAnswer, UnsafeSetup, texts
+from stalwart import FakeClock, UnsafeSetup
 from stalwart._engine.keys import idempotency_key
 from stalwart.adapters.langgraph import GuardedResult, StalwartDriver, StalwartMiddleware
 
@@ -158,7 +152,13 @@ def test_no_connection_leaves_127_0_0_1() -> None:
         outside.connect(("192.0.2.1", 80))  # TEST-NET-1: refused before any packet
 
 
-# --- approve, skip, cancel all ---
+# Approve, skip, cancel all, a reset after the charge, a forged approval, another user's and
+# a stale answer, two writes undone in reverse, a model failure and a worker killed mid-write:
+# test_adapters_contract.py, for every adapter. Here, what is LangGraph's own: the question
+# an interrupt of the run's thread, the rewound history, the calls run at once.
+
+
+# --- approve ---
 
 
 def test_approve_sends_the_call_once_under_stalwarts_key_and_the_model_reads_its_result(
@@ -190,41 +190,6 @@ def test_approve_sends_the_call_once_under_stalwarts_key_and_the_model_reads_its
     assert isinstance(done.messages[-1], AIMessage)
 
 
-def test_skip_sends_nothing_and_the_model_reads_the_declined_result(desk: Desk) -> None:
-    desk.wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
-    desk.wire.enqueue_reply(text("I left the order open."))
-    asked = desk.driver.run_sync("close order 4411", user="u")
-    done = desk.driver.confirm_sync("u", "skip", question=asked.waiting[0])
-    assert (done.state, done.text) == ("done", "I left the order open.")
-    assert desk.calls == []
-    assert _tool_messages(desk.wire.requests[1].body) == [("call_1", texts.DECLINED_RESULT)]
-    assert [(c.tool, c.status) for c in desk.stalwart.record("u")] == [("close_order", "declined")]
-
-
-def test_cancel_all_undoes_what_ran_and_asks_the_model_nothing_more(desk: Desk) -> None:
-    desk.wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
-    desk.wire.enqueue_reply(tool_calls(("call_2", "hold_stock", {"order": 4411})))
-    desk.wire.enqueue_reply(text("never read"))
-    asked = desk.driver.run_sync("close order 4411 and hold its stock", user="u")
-    asked = desk.driver.confirm_sync("u", "approve", question=asked.waiting[0])
-    assert asked.waiting[0].tool == "hold_stock"
-    requests = len(desk.wire.requests)
-    stopped = desk.driver.confirm_sync("u", "cancel all", question=asked.waiting[0])
-    assert stopped.state == "rolled_back"
-    assert stopped.text == (
-        "This run stopped: you cancelled it at hold_stock. "
-        "Undone, latest first: close_order (by reopen_order)."
-    )
-    assert desk.calls == ["close_order", "reopen_order"]
-    assert len(desk.wire.requests) == requests == 2  # no model request after cancel all
-    # The history to go on with is rewound: the turn and the run's one reply.
-    assert [type(m) for m in stopped.messages] == [HumanMessage, AIMessage]
-    assert [m.content for m in stopped.messages] == [
-        "close order 4411 and hold its stock",
-        stopped.text,
-    ]
-
-
 def test_the_next_turn_goes_on_from_the_rewound_history(desk: Desk) -> None:
     desk.wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
     asked = desk.driver.run_sync("close order 4411", user="u")
@@ -238,69 +203,6 @@ def test_the_next_turn_goes_on_from_the_rewound_history(desk: Desk) -> None:
         ("assistant", stopped.text),
         ("user", "hello"),
     ]
-
-
-# --- a connection reset after the service charged ---
-
-
-@pytest.fixture
-def saver(tmp_path: Path, record: str) -> Iterator[Any]:
-    with checkpointer(tmp_path, _record_url(tmp_path, record)) as opened:
-        yield opened
-
-
-def test_a_reset_after_the_charge_asks_whether_it_took_effect_and_did_not_happen_undoes(
-    tmp_path: Path, wire: WireServer, record: str, saver: Any
-) -> None:
-    desk = Desk(tmp_path, wire, record, saver)
-    try:
-        with charging_server("reset") as service:
-            (tmp_path / "service.url").write_text(service.url)
-            wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
-            wire.enqueue_reply(tool_calls(("call_2", "charge_card", {"order": 4411, "amount": 40})))
-            asked = _approve_all(desk, desk.driver.run_sync("close and charge 4411", user="u"))
-            assert [w.kind for w in asked.waiting] == ["outcome"]
-            assert asked.text == (
-                "Did charge_card take effect? The call was sent and no answer came back."
-            )
-            assert len(service.charges) == 1  # sent once: not retry-safe
-            requests = len(wire.requests)
-            stopped = desk.driver.answer_sync("u", "did not happen", question=asked.waiting[0])
-        assert stopped.state == "rolled_back"
-        assert stopped.text == (
-            "This run stopped: you said charge_card did not take effect. "
-            "Undone, latest first: close_order (by reopen_order)."
-        )
-        assert desk.calls == ["close_order", "charge_card", "reopen_order"]
-        assert desk.module.CALLS[-1][1] == {"order": 4411}  # reopen_order's $args.order
-        assert len(wire.requests) == requests  # no model request after it
-    finally:
-        desk.stalwart.close()
-
-
-def test_a_retry_safe_charge_reset_after_it_took_effect_is_sent_again_under_its_key_once(
-    tmp_path: Path, wire: WireServer, record: str, saver: Any
-) -> None:
-    desk = Desk(tmp_path, wire, record, saver, facts="  - charge_card: {retry_safe: true}\n")
-    try:
-        with charging_server("reset_once") as service:
-            (tmp_path / "service.url").write_text(service.url)
-            wire.enqueue_reply(tool_calls(("call_1", "charge_card", {"order": 4411, "amount": 40})))
-            wire.enqueue_reply(text("Charged."))
-            done = _approve_all(desk, desk.driver.run_sync("charge 4411 40.00", user="u"))
-        assert (done.state, done.text) == ("done", "Charged.")
-        key = desk.key(1, "charge_card", {"order": 4411, "amount": 40.0})
-        sent_keys = [json.loads(body)["key"] for body in service.charges]
-        assert sent_keys == [key, key]  # sent again, under the same key
-        assert service.applied == {key: "ch-1"}  # charged once
-        assert [(c.tool, c.status, c.tries) for c in desk.stalwart.record("u")] == [
-            ("charge_card", "ran", 2)
-        ]
-        assert _tool_messages(wire.requests[1].body)[0][1] == (
-            '{"order": 4411, "amount": 40.0, "charge": "ch-1"}'
-        )
-    finally:
-        desk.stalwart.close()
 
 
 # --- answers are stalwart's, bound to the user and the question ---
@@ -326,24 +228,6 @@ def test_a_forged_framework_resume_sends_nothing_and_the_question_still_waits(de
     done = desk.driver.confirm_sync("u", "approve", question=asked.waiting[0])
     assert (done.state, done.text) == ("done", "Closed.")
     assert desk.calls == ["close_order"]
-
-
-def test_another_users_answer_and_a_stale_one_are_refused_and_change_nothing(desk: Desk) -> None:
-    desk.wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
-    desk.wire.enqueue_reply(tool_calls(("call_2", "hold_stock", {"order": 4411})))
-    asked = desk.driver.run_sync("close order 4411", user="u")
-    with pytest.raises(AnswerError) as not_hers:
-        desk.driver.confirm_sync("mallory", "approve", question=asked.waiting[0])
-    assert not_hers.value.code == "stale_answer"  # mallory's sessions hold no such question
-    with pytest.raises(AnswerError):
-        desk.driver.confirm_sync("mallory", "approve")  # nor anything else waiting
-    assert desk.calls == []
-    second = desk.driver.confirm_sync("u", "approve", question=asked.waiting[0])
-    assert second.waiting[0].tool == "hold_stock"
-    with pytest.raises(StaleAnswer):  # a double click: the first question was answered
-        desk.driver.confirm_sync("u", "approve", question=asked.waiting[0])
-    assert desk.calls == ["close_order"]
-    assert desk.stalwart.pending("u") == second.reply
 
 
 def test_stalwarts_own_answers_take_a_langgraph_runs_question_like_any_other(desk: Desk) -> None:
@@ -420,18 +304,6 @@ def test_two_writes_in_one_model_message_run_in_its_order_and_are_undone_in_reve
 
 
 # --- what the graph itself fails at: LangGraph has no run-failure hook ---
-
-
-def test_a_model_that_fails_after_a_write_rolls_the_run_back(desk: Desk) -> None:
-    desk.wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
-    desk.wire.enqueue("openai/bad_request")  # the model's next answer is refused
-    stopped = _approve_all(desk, desk.driver.run_sync("close order 4411", user="u"))
-    assert stopped.state == "rolled_back"
-    assert stopped.text == (
-        "This run stopped: langgraph failed (OpenAIInvalidRequestError). "
-        "Undone, latest first: close_order (by reopen_order)."
-    )
-    assert desk.calls == ["close_order", "reopen_order"]
 
 
 def test_a_tool_agent_yaml_does_not_declare_is_a_confirmed_write_with_no_undo(
@@ -606,111 +478,6 @@ def test_a_graph_whose_tools_no_middleware_guards_is_refused(desk: Desk) -> None
     )
     with pytest.raises(UnsafeSetup, match="not guarded by a StalwartMiddleware"):
         StalwartDriver(graph)
-
-
-# --- a worker killed mid-write, the run taken up in another process ---
-
-WORKER = """
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from pydantic_ai_desk import loopback_only
-from langgraph_desk import checkpointer, langgraph_agent
-loopback_only()
-from pathlib import Path
-import stalwart
-from stalwart.adapters.langgraph import StalwartDriver
-
-yaml, url, record, what, user = sys.argv[2:7]
-desk = stalwart.Agent.from_file(yaml)
-tools = sys.modules[next(iter(desk.config.project.modules))]
-with checkpointer(Path(yaml).parent, record) as saver:
-    driver = StalwartDriver(langgraph_agent(desk, tools, url, saver))
-    if what == "approve":
-        result = driver.confirm_sync(user, "approve", question=sys.argv[7])
-    else:
-        result = driver.resume_sync(user)
-print(json.dumps({"state": result.state, "text": result.text,
-                  "waiting": [w.kind for w in result.waiting]}))
-"""
-
-TESTS = Path(__file__).resolve().parent
-
-
-def _worker(desk: Desk, *args: str) -> subprocess.Popen[str]:
-    record = _record_url(desk.folder, desk.record)
-    return subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(TESTS), str(desk.project.yaml), desk.wire.url, record]
-        + list(args),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _kill_when_started(worker: subprocess.Popen[str], started: Path) -> None:
-    try:
-        deadline = time.monotonic() + WAIT
-        while not started.exists():
-            if worker.poll() is not None:
-                pytest.fail(f"the worker ended before its tool began: {worker.communicate()}")
-            assert time.monotonic() < deadline, "the tool never began"
-            time.sleep(0.01)
-        os.kill(worker.pid, signal.SIGKILL)
-        worker.communicate(timeout=WAIT)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-        worker.communicate()
-    assert worker.returncode == -signal.SIGKILL
-
-
-def _finish(worker: subprocess.Popen[str]) -> dict[str, Any]:
-    out, err = worker.communicate(timeout=WAIT)
-    assert worker.returncode == 0, err
-    finished: dict[str, Any] = json.loads(out)
-    return finished
-
-
-@pytest.mark.parametrize("retry_safe", [False, True], ids=["not_retry_safe", "retry_safe"])
-def test_a_worker_killed_mid_write_is_taken_up_in_another_process_from_the_checkpoint(
-    tmp_path: Path, wire: WireServer, record: str, saver: Any, retry_safe: bool
-) -> None:
-    facts = "  - close_order: {retry_safe: true}\n" if retry_safe else ""
-    desk = Desk(tmp_path, wire, record, saver, facts=facts)
-    try:
-        wire.enqueue_reply(tool_calls(("call_1", "close_order", {"order": 4411})))
-        asked = desk.driver.run_sync("close order 4411", user="u")
-        (tmp_path / "block-close_order").touch()
-        _kill_when_started(
-            _worker(desk, "approve", "u", asked.waiting[0].id), tmp_path / "started-close_order"
-        )
-        (tmp_path / "block-close_order").unlink()
-        key = desk.key(1, "close_order", {"order": 4411})
-        assert keys_log(tmp_path) == [("close_order", key, 1)]
-        assert len(wire.requests) == 1  # the model answered once, before the kill
-
-        wire.enqueue_reply(text("Closed."))
-        taken_up = _finish(_worker(desk, "resume", "u"))
-        if retry_safe:
-            assert taken_up == {"state": "done", "text": "Closed.", "waiting": []}
-            assert keys_log(tmp_path) == [("close_order", key, 1), ("close_order", key, 2)]
-            # No new model request for that step: the call came from the checkpoint.
-            assert len(wire.requests) == 2
-            assert [cid for cid, _ in _tool_messages(wire.requests[1].body)] == ["call_1"]
-        else:
-            assert taken_up == {
-                "state": "waiting",
-                "text": "Did close_order take effect? It was being sent when the run stopped.",
-                "waiting": ["outcome"],
-            }
-            assert keys_log(tmp_path) == [("close_order", key, 1)]  # never sent again
-            assert len(wire.requests) == 1
-            done = desk.driver.answer_sync("u", "happened")
-            assert (done.state, done.text) == ("done", "Closed.")
-            assert _tool_messages(wire.requests[1].body) == [("call_1", texts.MEMORY_HAPPENED)]
-            assert keys_log(tmp_path) == [("close_order", key, 1)]
-    finally:
-        desk.stalwart.close()
 
 
 # --- the graph on an event loop: graph.ainvoke, awrap_tool_call, an async checkpointer ---
