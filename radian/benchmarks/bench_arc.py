@@ -185,6 +185,9 @@ def add_history(repo: Path, done: int) -> None:
         )
     git(repo, "fast-import", "--quiet", stdin="".join(stream))
     git(repo, "push", "-q", "origin", "refs/heads/arc/*:refs/heads/arc/*")
+    # A remote that lived through those tasks has had its refs packed (by its own gc, as a
+    # hosting service does); the clone's are as arc left them.
+    git(repo.parent / "remote.git", "pack-refs", "--all")
 
 
 def add_flow(repo: Path, tasks: int) -> None:

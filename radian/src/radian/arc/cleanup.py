@@ -121,6 +121,7 @@ def gc(store: ArcStore, *, branches: bool = False, policy: Policy | None = None)
                 lines.append(texts.gate_worktrees_removed(path.name))
         finally:
             lock.release()
+    git.pack_refs(store.repo_root)
     return CleanedUp(tuple(lines))
 
 

@@ -289,6 +289,14 @@ def _remove_worktree(repo: Path, path: Path) -> None:
     run_git(repo, "worktree", "prune")
 
 
+def pack_refs(repo: Path) -> None:
+    """Pack the repository's loose refs. Each task leaves a few (its branch, its tracking ref,
+    its claim ref), each a file, and every fetch and push reads them all: with 1,000 tasks
+    done a push cost 77 ms of CPU, 36 ms with them packed. Best effort: git locks what it
+    packs, and a folder that is no repository is left as it is."""
+    run_git(repo, "pack-refs", "--all", check=False)
+
+
 def delete_remote_branch(repo: Path, remote: str, branch: str, expected: str) -> bool:
     """Delete `remote`'s `branch` if it still points at `expected` (a lease: a branch someone
     pushed to since is left alone); its tracking ref goes with it. False when the remote

@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol, cast
 
 from filelock import Timeout
 
-from radian.arc import texts
+from radian.arc import git, texts
 from radian.arc import worker as worker_api
 from radian.arc.claims import (
     Claim,
@@ -205,6 +205,9 @@ class Loop:
         except Timeout:
             raise ArcError(texts.run_already_active()) from None
         try:
+            # What a run's attempts fetch and push costs grows with the repository's loose
+            # refs (one or more per task ever run): packed once per run, it stays flat.
+            git.pack_refs(self.store.repo_root)
             index = DueIndex(self.store)
             index.rebuild()
             self.store.index = index
