@@ -21,7 +21,7 @@ from typing import Any, Self, TypeVar
 from .. import texts
 from ..errors import RunStateError
 from ..guarded import Guard, GuardedRun
-from ..replies import Reply
+from ..replies import Reply, Waiting
 
 _R = TypeVar("_R")
 _M = TypeVar("_M")
@@ -101,6 +101,24 @@ def opened_sync(
 def _kept(run: GuardedRun) -> dict[str, Any]:
     kept = run.kept
     return dict(kept) if isinstance(kept, Mapping) else {}
+
+
+class Replied:
+    """A guarded result's `text`, `waiting` and `state`: its stalwart `reply`'s."""
+
+    reply: Reply
+
+    @property
+    def text(self) -> str:
+        return self.reply.text
+
+    @property
+    def waiting(self) -> list[Waiting]:
+        return self.reply.waiting
+
+    @property
+    def state(self) -> str:
+        return self.reply.state
 
 
 class Closing:

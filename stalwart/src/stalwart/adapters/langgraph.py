@@ -75,7 +75,7 @@ from ..guarded import FrameworkTool, Guard, GuardedRun, GuardedStep, StepAction
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
 from ._answers import ContinuesAnswered
-from ._bound import Bound, Closing, opened, opened_sync, rewind, rewound
+from ._bound import Bound, Closing, Replied, opened, opened_sync, rewind, rewound
 
 try:
     from langchain.agents.middleware import (
@@ -129,7 +129,7 @@ _BOUND: ContextVar[_Bound | None] = ContextVar("stalwart_langgraph_run", default
 
 
 @dataclass(frozen=True)
-class GuardedResult:
+class GuardedResult(Replied):
     """What a guarded LangGraph turn or answer came to.
 
     `reply` is stalwart's (`text`, `waiting`, `state`); `messages` the history to give the
@@ -138,18 +138,6 @@ class GuardedResult:
 
     reply: Reply
     messages: list[AnyMessage]
-
-    @property
-    def text(self) -> str:
-        return self.reply.text
-
-    @property
-    def waiting(self) -> list[Waiting]:
-        return self.reply.waiting
-
-    @property
-    def state(self) -> str:
-        return self.reply.state
 
 
 class StalwartMiddleware(AgentMiddleware):

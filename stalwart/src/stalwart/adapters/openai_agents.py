@@ -72,7 +72,7 @@ from ..record.schema import CallStatus
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
 from ._answers import ContinuesAnswered
-from ._bound import Bound, OwnLoop, opened, rewound
+from ._bound import Bound, OwnLoop, Replied, opened, rewound
 
 try:
     from agents import (
@@ -111,7 +111,7 @@ _BOUND: ContextVar[_Bound | None] = ContextVar("stalwart_openai_agents_run", def
 
 
 @dataclass(frozen=True)
-class GuardedResult:
+class GuardedResult(Replied):
     """What a guarded SDK turn or answer came to: stalwart's `reply`, the agent's `output`
     when the run finished (else None), and `items`, the input list to give the next run
     (after a failed run, the rewound one)."""
@@ -119,18 +119,6 @@ class GuardedResult:
     reply: Reply
     output: Any
     items: list[Any]
-
-    @property
-    def text(self) -> str:
-        return self.reply.text
-
-    @property
-    def waiting(self) -> list[Waiting]:
-        return self.reply.waiting
-
-    @property
-    def state(self) -> str:
-        return self.reply.state
 
 
 class StalwartTools:

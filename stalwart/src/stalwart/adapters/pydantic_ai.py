@@ -75,7 +75,7 @@ from ..record.schema import CallStatus
 from ..replies import Reply, Waiting
 from ..tools import IDEMPOTENCY_KEY_PARAM
 from ._answers import ContinuesAnswered
-from ._bound import Bound, OwnLoop, opened, rewind, rewound
+from ._bound import Bound, OwnLoop, Replied, opened, rewind, rewound
 
 try:
     from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
@@ -164,7 +164,7 @@ _BOUND: ContextVar[_Bound | None] = ContextVar("stalwart_pydantic_ai_run", defau
 
 
 @dataclass(frozen=True)
-class GuardedResult(Generic[OutputT]):
+class GuardedResult(Replied, Generic[OutputT]):
     """What a guarded Pydantic AI turn or answer came to.
 
     `reply` is stalwart's (`text`, `waiting`, `state`); `output` the agent's output when
@@ -175,18 +175,6 @@ class GuardedResult(Generic[OutputT]):
     reply: Reply
     output: OutputT | None
     messages: list[ModelMessage]
-
-    @property
-    def text(self) -> str:
-        return self.reply.text
-
-    @property
-    def waiting(self) -> list[Waiting]:
-        return self.reply.waiting
-
-    @property
-    def state(self) -> str:
-        return self.reply.state
 
 
 class StalwartGuard(AbstractCapability[Any]):
