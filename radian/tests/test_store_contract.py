@@ -111,7 +111,8 @@ def test_attempt_intents_and_results(store: Store) -> None:
     assert store.read_attempt_intent("a", "a-1") is None
     assert store.read_attempt_result("a", "a-1") is None
     store.write_attempt_intent("a", "a-1", {"host": "h1", "pid": 42})
-    assert store.read_attempt_intent("a", "a-1") == {"host": "h1", "pid": 42}
+    intent = store.read_attempt_intent("a", "a-1")  # a shared store adds its host
+    assert intent is not None and {"host": "h1", "pid": 42}.items() <= intent.items()
     record = attempt_result("a", "a-1", outcome="success", cost_usd=0.5)
     store.write_attempt_result("a", "a-1", record)
     found = store.read_attempt_result("a", "a-1")

@@ -16,6 +16,7 @@ import pytest
 from conftest import git, make_git_repo, run_env, worker_exec_args, write_config
 from postgres_server import PostgresServer
 
+from radian.arc.errors import LeaseLost
 from radian.arc.states import State
 from radian.arc.store_postgres import PostgresStore
 
@@ -182,3 +183,33 @@ def test_store_migrate_moves_the_files_into_postgres(tmp_path: Path, pg_url: str
     )
     arc(repo, "run")  # b and c, on PostgreSQL
     assert integrated(repo) == Counter(dict.fromkeys(tasks, 1))
+
+
+def test_an_attempts_lease_fences_the_host_that_lost_it(tmp_path: Path, pg_url: str) -> None:
+    first = PostgresStore(tmp_path / "a", pg_url, host="h1", lease_secs=0.3)
+    second = PostgresStore(tmp_path / "b", pg_url, host="h2", lease_secs=0.3)
+    try:
+        first.write_attempt_intent("t", "001", {"claimed_at": "2026-11-30T07:00:00Z"})
+        intent = second.read_attempt_intent("t", "001")
+        assert intent is not None and intent["owner_host"] == "h1"
+        assert first.foreign_lease("t", "001") is None  # its own
+        lease = second.foreign_lease("t", "001")
+        assert lease is not None and (lease.host, lease.expired) == ("h1", False)
+        with pytest.raises(LeaseLost, match="held by host h1"):
+            second.write_attempt_intent("t", "001", {})  # a live lease of another host
+        deadline = time.monotonic() + 10
+        while not (found := second.foreign_lease("t", "001")) or not found.expired:
+            assert time.monotonic() < deadline
+            first.heartbeat([])  # nothing renewed: the lease runs out
+            time.sleep(0.05)  # the database's clock, not a backoff
+        second.take_over("t", "001")
+        with pytest.raises(LeaseLost, match="t attempt 001: its lease is held by host h2"):
+            first.check_lease("t", "001")  # what settle asks first
+        second.check_lease("t", "001")
+        second.write_attempt_result("t", "001", {"outcome": "terminated"})
+        second.heartbeat([("t", "001")])
+        renewed = first.foreign_lease("t", "001")
+        assert renewed is not None and (renewed.host, renewed.expired) == ("h2", False)
+    finally:
+        first.close()
+        second.close()

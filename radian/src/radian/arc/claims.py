@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from radian.arc.settle import (
     terminated_outcome,
 )
 from radian.arc.states import FAILED_STATES, State, transition
-from radian.arc.store_protocol import Store
+from radian.arc.store_protocol import ForeignLease, Store
 
 log = logger(__name__)
 
@@ -203,6 +204,14 @@ def recover_orphans(
             if (name, attempt_id) in running:
                 continue
             intent = store.read_attempt_intent(name, attempt_id) or {}
+            foreign = store.foreign_lease(name, attempt_id)
+            if foreign is not None:  # another host's attempt (a shared store)
+                if _may_take_over(foreign, intent, config, clock):
+                    lines.extend(_take_over(store, config, task, attempt_id, intent, foreign,
+                                            clock))  # fmt: skip
+                    if failed is not None and task.state in FAILED_STATES:
+                        failed.append(name)
+                continue
             if owner_alive(intent):
                 continue
             owner = intent.get("owner_pid")
@@ -236,6 +245,48 @@ def recover_orphans(
             if failed is not None and task.state in FAILED_STATES:
                 failed.append(name)
     return lines
+
+
+def _may_take_over(
+    lease: ForeignLease, intent: dict[str, Any], config: ArcConfig, clock: Clock
+) -> bool:
+    """Another host's attempt may be ended here once its lease has expired (its host has
+    not renewed it: dead, or cut off) and its worker cannot be writing any more: the
+    wrapper ends a worker at wall_time_secs (and term_grace_secs after), counted here from
+    the claim with one lease's length to spare."""
+    if not lease.expired:
+        return False
+    claimed_at = intent.get("claimed_at")
+    if not isinstance(claimed_at, str):
+        return True
+    worker = config.worker
+    limit = worker.wall_time_secs + worker.term_grace_secs + lease.lease_secs
+    return clock.now() >= parse_utc(claimed_at) + timedelta(seconds=limit)
+
+
+def _take_over(
+    store: Store,
+    config: ArcConfig,
+    task: Task,
+    attempt_id: str,
+    intent: dict[str, Any],
+    lease: ForeignLease,
+    clock: Clock,
+) -> list[Event]:
+    """The lease becomes this host's (the other host is fenced from now on), then the
+    attempt gets the end it must have had: its result when its host wrote one, else
+    terminated, as the chapter says (an infrastructure retry)."""
+    name = task.name
+    store.take_over(name, attempt_id)
+    log.warning("taking over %s attempt %s: host %s lost its lease", name, attempt_id, lease.host)
+    record = store.read_attempt_result(name, attempt_id)
+    if record is not None and "outcome_record" in record:
+        outcome = outcome_from_record(record)
+    else:
+        outcome = terminated_outcome(intent.get("claimed_at"), format_utc(clock.now()))
+    text = texts.lease_taken_over(name, attempt_id, lease.host)
+    lines = [Event("lease_taken_over", text, name, attempt_id=attempt_id)]
+    return lines + settle(store, config, task, attempt_id, outcome, clock)
 
 
 def _adopt(

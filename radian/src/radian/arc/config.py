@@ -166,6 +166,9 @@ class StoreConfig(_Section):
     set, is used instead."""
 
     url: str | None = Field(default=None, pattern=r"^(postgresql|postgres)://")
+    # How long an attempt's lease lasts without a heartbeat (its host's loop renews it every
+    # pass): a host dead this long loses its attempts to the others (radian/docs/hosts.md).
+    lease_secs: float = Field(default=60, gt=0)
 
 
 class ArcConfig(_Section):
@@ -236,6 +239,7 @@ remote_branches = false       # and an integrated task's arc/<task> on the remot
 # RADIAN_ARC_STORE, when set, is used instead. `radian arc store migrate` moves the files in.
 # [store]
 # url = "postgresql://arc@db.example/arc"
+# lease_secs = 60             # a host silent this long loses its attempts to the others
 """
 
 

@@ -30,3 +30,8 @@ class DamagedFile(ArcError):
 
 class IllegalTransition(ArcError):
     """A state change that the states table does not allow."""
+
+
+class LeaseLost(ArcError):
+    """A write of an attempt whose lease another host holds now (a shared store): refused,
+    nothing written; that host has taken the attempt over."""

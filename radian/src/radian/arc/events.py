@@ -35,6 +35,10 @@ EventKind = Literal[
     "ended_unwatched",
     "left_no_result",
     "adopted",
+    # a shared store's leases (radian.arc.store_postgres): another host's attempt taken over,
+    # or this host's end of an attempt another host took over, not written
+    "lease_taken_over",
+    "lease_lost",
     # a gate's verdicts applied (radian.arc.gate)
     "integrated",
     "stage_failed",

@@ -41,7 +41,7 @@ from radian.arc.cleanup import DONE_STATES, Policy, clean_task
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.due import DueIndex
-from radian.arc.errors import ArcError, DamagedFile
+from radian.arc.errors import ArcError, DamagedFile, LeaseLost
 from radian.arc.events import Event, texts_of
 from radian.arc.hosts import Decision, TaskClaims, task_claims
 from radian.arc.logs import logger
@@ -170,8 +170,11 @@ class Loop:
         self.watch_attempt: AttemptWatcher = watch_attempt or worker_api.watch_attempt
         # Who may run a task across hosts (radian.arc.hosts): the claim refs on the remote by
         # default, as [hosts] says; None: this host alone.
+        # A shared store (PostgreSQL) holds the claims itself: no claim refs then.
         self.claims: TaskClaims | None = (
-            task_claims(store.repo_root, config, clock) if claims == "config" else claims
+            (None if store.shared else task_claims(store.repo_root, config, clock))
+            if claims == "config"
+            else claims
         )
         self._held: set[str] = set()  # tasks this host holds (asked once per run)
         self._elsewhere: set[str] = set()  # tasks another host holds: not claimed, said once
@@ -229,7 +232,7 @@ class Loop:
         while True:
             if self._running:
                 self._wait_for_attempts(self.poll_secs)
-            elif self.verifier.active():
+            elif self.verifier.active() or self._others_working():
                 self._wake.wait(self.poll_secs)
             elif not self._claimable_now():
                 next_due = self._next_retry_at()
@@ -246,6 +249,7 @@ class Loop:
         if self.store.index is not None:
             self.store.index.refresh()
         running = {(claim.task, claim.attempt_id) for claim in self._running.values()}
+        self.store.heartbeat(running)  # a shared store: this host's leases live on
         self._say(recover_orphans(self.store, self.config, self.clock, running, self.report.failed,
                                   adopt=self._adopt))  # fmt: skip
         self._say(self.verifier.collect())
@@ -267,7 +271,13 @@ class Loop:
                 self._say([_refusal(name, decision, self.claims)])
                 continue
             pending = decision.claim if decision is not None else None
-            claimed = claim(self.store, self.config, name, self.clock, remote_claim=pending)
+            try:
+                claimed = claim(self.store, self.config, name, self.clock, remote_claim=pending)
+            except LeaseLost as error:
+                # A shared store: another host's claim of this attempt, its task not moved
+                # yet (or never: it died between); asked again next pass, taken once expired.
+                log.info("%s", error)
+                continue
             if claimed is not None:
                 self._launch(*claimed)
         self._report_quarantined()
@@ -361,6 +371,18 @@ class Loop:
                     names.append(name)
         return names
 
+    def _others_working(self) -> bool:
+        """A shared store: another host's attempt or gate is under way. This loop waits for
+        it rather than end: should that host die, its attempts are this loop's to recover
+        once their leases expire (radian.arc.claims)."""
+        if not self.store.shared:
+            return False
+        mine = {claim.task for claim in self._running.values()}
+        # Without a gate a delivered task waits in review.verifying for good: no one's work.
+        gating = not isinstance(self.verifier, NoVerifier)
+        states = (State.WORKING, State.VERIFYING) if gating else (State.WORKING,)
+        return any(name not in mine for name in self.store.names_in(*states))
+
     def _claimable_now(self) -> bool:
         if self.store.index is not None:
             self.store.index.refresh()
@@ -428,6 +450,13 @@ class Loop:
             # written to it; the task stays quarantined, the run goes on.
             self.store.damaged[claimed.task] = str(error)
             self._report_quarantined()
+            return
+        except LeaseLost as error:
+            # A shared store: another host took the attempt over (this host was silent
+            # longer than a lease); its end is that host's to write, not ours.
+            log.warning("%s", error)
+            self._say([Event("lease_lost", str(error), claimed.task,
+                             attempt_id=claimed.attempt_id)])  # fmt: skip
             return
         self._say(lines)
         if state in FAILED_STATES:

@@ -152,6 +152,9 @@ def settle(
 
     Returns what happened, one event per printed line.
     """
+    # A shared store: refused (LeaseLost) before anything is counted or written when another
+    # host has taken the attempt over.
+    store.check_lease(task.name, attempt_id)
     row = ROWS[outcome.row]
     previous = task.session_cost_usd if outcome.resumed else None
     cost = attempt_cost(

@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Hashable, Iterator
+from collections.abc import Collection, Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +38,7 @@ from radian.arc.loaded import (
 )
 from radian.arc.records import FORMAT_VERSION, Plan, Task, checked_attempt_result
 from radian.arc.states import State
+from radian.arc.store_protocol import ForeignLease
 from radian.arc.texts import (
     REWORK_PREFIX,
     damaged_file,
@@ -82,6 +83,7 @@ class ArcStore:
         self.index: DueIndex | None = None
         # The tasks of loaded plans that have no folder of their own yet (radian.arc.loaded).
         self.loaded = LoadedPlans(self.root)
+        self.shared = False  # one host: no leases
 
     def names_in(self, *states: State) -> list[str]:
         """The tasks in `states`: from the due-index when a loop keeps one, else a scan."""
@@ -516,6 +518,19 @@ class ArcStore:
     def read_attempt_intent(self, task: str, attempt_id: str) -> dict[str, Any] | None:
         """The attempt's claim; None when there is none or it is not a JSON object."""
         return _read_object(self.attempt_intent_path(task, attempt_id))
+
+    # -- leases: none on one host ---------------------------------------------------------------
+    def heartbeat(self, attempts: Collection[tuple[str, str]]) -> None:
+        return None
+
+    def foreign_lease(self, task: str, attempt_id: str) -> ForeignLease | None:
+        return None
+
+    def take_over(self, task: str, attempt_id: str) -> None:
+        return None
+
+    def check_lease(self, task: str, attempt_id: str) -> None:
+        return None
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

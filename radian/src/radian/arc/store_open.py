@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from radian.arc.config import CONFIG_PATH
 from radian.arc.errors import ConfigError
@@ -18,19 +19,24 @@ from radian.arc.texts import store_needs_psycopg, store_unreachable, unknown_sto
 STORE_VARIABLE = "RADIAN_ARC_STORE"
 
 
-def store_url(repo_root: Path) -> tuple[str, str] | None:
-    """(where it was said, the URL) of the store to use; None for the files. A config file
-    that cannot be read says nothing here: the command's own load of it says why."""
-    chosen = os.environ.get(STORE_VARIABLE, "").strip()
-    if chosen:
-        return STORE_VARIABLE, chosen
+def _config_table(repo_root: Path, name: str) -> dict[str, Any]:
+    """A table of .radian/arc.toml as written; empty when the file cannot be read (the
+    command's own load of it says why)."""
     path = Path(repo_root) / CONFIG_PATH
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    table = data.get("store")
-    url = table.get("url") if isinstance(table, dict) else None
+        return {}
+    table = data.get(name)
+    return table if isinstance(table, dict) else {}
+
+
+def store_url(repo_root: Path) -> tuple[str, str] | None:
+    """(where it was said, the URL) of the store to use; None for the files."""
+    chosen = os.environ.get(STORE_VARIABLE, "").strip()
+    if chosen:
+        return STORE_VARIABLE, chosen
+    url = _config_table(repo_root, "store").get("url")
     return (f"{CONFIG_PATH}: store.url", url) if isinstance(url, str) and url else None
 
 
@@ -48,7 +54,14 @@ def open_store(repo_root: Path, url: str | None = None) -> Store:
         from radian.arc.store_postgres import PostgresStore
     except ImportError as error:
         raise ConfigError(store_needs_psycopg(str(error))) from None
+    name = _config_table(repo_root, "hosts").get("name")
+    lease = _config_table(repo_root, "store").get("lease_secs")
     try:
-        return PostgresStore(repo_root, chosen)
+        return PostgresStore(
+            repo_root,
+            chosen,
+            host=name if isinstance(name, str) and name else None,
+            lease_secs=float(lease) if isinstance(lease, int | float) and lease > 0 else 60.0,
+        )
     except psycopg.OperationalError as error:
         raise ConfigError(store_unreachable(str(error).strip())) from None

@@ -20,26 +20,30 @@ every write is a whole transaction, so none is applied twice).
 
 from __future__ import annotations
 
+import socket
 import threading
-from collections.abc import Callable, Hashable, Iterator
+import time
+from collections.abc import Callable, Collection, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
-from filelock import FileLock
+from filelock import FileLock, Timeout
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ValidationError
 
 from radian.arc.config import describe_validation_error
-from radian.arc.errors import DamagedFile, NotFoundError
+from radian.arc.errors import DamagedFile, LeaseLost, NotFoundError
 from radian.arc.loaded import NewTask, loaded_document
 from radian.arc.records import FORMAT_VERSION, Plan, Task, branch_for, checked_attempt_result
 from radian.arc.states import State
 from radian.arc.store import ArcStore
+from radian.arc.store_protocol import ForeignLease
 from radian.arc.texts import (
     damaged_file,
+    lease_lost,
     newer_format,
     no_such_plan,
     no_such_task,
@@ -75,6 +79,15 @@ CREATE TABLE IF NOT EXISTS arc_attempts (
     PRIMARY KEY (task, attempt_id)
 );
 CREATE TABLE IF NOT EXISTS arc_costs (plan text PRIMARY KEY, cost_usd double precision NOT NULL);
+CREATE TABLE IF NOT EXISTS arc_leases (
+    task text NOT NULL,
+    attempt_id text NOT NULL,
+    host text NOT NULL,
+    fence bigint NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (task, attempt_id)
+);
+CREATE SEQUENCE IF NOT EXISTS arc_fences;
 CREATE TABLE IF NOT EXISTS arc_changes (
     id bigserial PRIMARY KEY,
     kind text NOT NULL,
@@ -83,6 +96,7 @@ CREATE TABLE IF NOT EXISTS arc_changes (
 """
 # Taken while the schema is made, so two hosts starting at once do not race on it.
 _SCHEMA_LOCK = 0x7261646961 << 8
+DEFAULT_LEASE_SECS = 60.0
 _CONNECTION_RETRIES = 30  # a restarted server: tried again for about this many seconds
 
 T = TypeVar("T")
@@ -96,11 +110,22 @@ def is_postgres_url(url: str) -> bool:
 class PostgresStore:
     """arc's records in one PostgreSQL database; this host's own files under `repo_root`."""
 
-    def __init__(self, repo_root: Path, url: str, *, sleep: Callable[[float], None] | None = None):
-        import time
-
+    def __init__(
+        self,
+        repo_root: Path,
+        url: str,
+        *,
+        host: str | None = None,
+        lease_secs: float = DEFAULT_LEASE_SECS,
+        sleep: Callable[[float], None] | None = None,
+    ):
         self.repo_root = Path(repo_root).resolve()
         self.url = url
+        self.shared = True
+        # This host in the leases: [hosts] name, default <hostname>:<repository path>.
+        self.host = host or f"{socket.gethostname()}:{self.repo_root}"
+        self.lease_secs = lease_secs
+        self._fences: dict[tuple[str, str], int] = {}  # the token of each lease this process took
         self._host = ArcStore(self.repo_root)  # this host's folders and its own locks
         self.root = self._host.root
         self.damaged: dict[str, str] = {}
@@ -216,8 +241,10 @@ class PostgresStore:
     def run_lock(self) -> FileLock:
         return self._host.run_lock()
 
-    def gate_lock(self, task: str) -> FileLock:
-        return self._host.gate_lock(task)
+    def gate_lock(self, task: str) -> AdvisoryLock:
+        """Held by whichever host runs the task's gate: another host's gate waits for it,
+        and a host that dies mid-gate lets it go with its connection."""
+        return AdvisoryLock(self, f"gate:{task}")
 
     def task_dir(self, task: str) -> Path:
         return self._host.task_dir(task)
@@ -467,6 +494,9 @@ class PostgresStore:
 
     # -- attempts ---------------------------------------------------------------------------
     def write_attempt_result(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
+        """Not fenced here: an attempt's end is written by `settle`, which checks the lease
+        first under the task's lock (as `take_over` is made), and a gate's summary by the
+        host holding the task's gate lock, whichever host ran the attempt."""
         record = checked_attempt_result({"task": task, "attempt_id": attempt_id, **data})
         self._write_attempt(task, attempt_id, "result", record)
 
@@ -474,21 +504,109 @@ class PostgresStore:
         return self._read_attempt(task, attempt_id, "result")
 
     def write_attempt_intent(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
-        self._write_attempt(task, attempt_id, "intent", data)
+        """The claim (or an adoption): the intent, stamped with this host, and the attempt's
+        lease for this host with a new fencing token, in one transaction; LeaseLost when
+        another host holds a lease of it that has not expired."""
+        self._write_attempt(task, attempt_id, "intent", {**data, "owner_host": self.host},
+                            lease=True)  # fmt: skip
 
     def read_attempt_intent(self, task: str, attempt_id: str) -> dict[str, Any] | None:
         return self._read_attempt(task, attempt_id, "intent")
 
-    def _write_attempt(self, task: str, attempt_id: str, column: str, data: dict[str, Any]) -> None:
+    def _write_attempt(
+        self,
+        task: str,
+        attempt_id: str,
+        column: str,
+        data: dict[str, Any],
+        *,
+        lease: bool = False,
+    ) -> None:
         statement = (
             f"INSERT INTO arc_attempts (task, attempt_id, {column}) VALUES (%s, %s, %s) "
             f"ON CONFLICT (task, attempt_id) DO UPDATE SET {column} = excluded.{column}"
         )
+        key = (task, attempt_id)
 
-        def write(connection: psycopg.Connection[Any]) -> None:
+        def write(connection: psycopg.Connection[Any]) -> int | None:
+            held = (
+                None
+                if not lease
+                else connection.execute(
+                    "SELECT host, fence, expires_at <= now() FROM arc_leases "
+                    "WHERE task = %s AND attempt_id = %s FOR UPDATE",
+                    key,
+                ).fetchone()
+            )
+            if held is not None and lease:
+                host, _, expired = held
+                if host != self.host and not expired:
+                    raise LeaseLost(lease_lost(task, attempt_id, host))
             connection.execute(statement.encode(), (task, attempt_id, Jsonb(data)))
+            if not lease:
+                return None
+            row = connection.execute(
+                "INSERT INTO arc_leases (task, attempt_id, host, fence, expires_at) "
+                "VALUES (%s, %s, %s, nextval('arc_fences'), now() + make_interval(secs => %s)) "
+                "ON CONFLICT (task, attempt_id) DO UPDATE SET host = excluded.host, "
+                "fence = excluded.fence, expires_at = excluded.expires_at RETURNING fence",
+                (task, attempt_id, self.host, self.lease_secs),
+            ).fetchone()
+            return None if row is None else int(row[0])
 
-        self._with_connection(write)
+        fence = self._with_connection(write)
+        if fence is not None:
+            self._fences[key] = fence
+
+    def _holds(self, key: tuple[str, str], host: str, fence: int) -> bool:
+        """Is the lease this process's? Its token when this process took it, else its host."""
+        mine = self._fences.get(key)
+        return fence == mine if mine is not None else host == self.host
+
+    # -- leases -----------------------------------------------------------------------------
+    def heartbeat(self, attempts: Collection[tuple[str, str]]) -> None:
+        """Renew this host's leases of `attempts` (the loop's running ones, every pass)."""
+        pairs = list(attempts)
+        if not pairs:
+            return
+
+        def renew(connection: psycopg.Connection[Any]) -> None:
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    "UPDATE arc_leases SET expires_at = now() + make_interval(secs => %s) "
+                    "WHERE task = %s AND attempt_id = %s AND host = %s",
+                    [(self.lease_secs, task, attempt_id, self.host) for task, attempt_id in pairs],
+                )
+
+        self._with_connection(renew)
+
+    def foreign_lease(self, task: str, attempt_id: str) -> ForeignLease | None:
+        row = self._one(
+            "SELECT host, expires_at <= now() FROM arc_leases WHERE task = %s AND attempt_id = %s",
+            (task, attempt_id),
+        )
+        if row is None or row[0] == self.host:
+            return None
+        return ForeignLease(str(row[0]), bool(row[1]), self.lease_secs)
+
+    def take_over(self, task: str, attempt_id: str) -> None:
+        """The lease becomes this host's, with a new token: the host that held it is fenced."""
+        row = self._one(
+            "UPDATE arc_leases SET host = %s, fence = nextval('arc_fences'), "
+            "expires_at = now() + make_interval(secs => %s) "
+            "WHERE task = %s AND attempt_id = %s RETURNING fence",
+            (self.host, self.lease_secs, task, attempt_id),
+        )
+        if row is not None:
+            self._fences[(task, attempt_id)] = int(row[0])
+
+    def check_lease(self, task: str, attempt_id: str) -> None:
+        row = self._one(
+            "SELECT host, fence FROM arc_leases WHERE task = %s AND attempt_id = %s",
+            (task, attempt_id),
+        )
+        if row is not None and not self._holds((task, attempt_id), str(row[0]), int(row[1])):
+            raise LeaseLost(lease_lost(task, attempt_id, str(row[0])))
 
     def _read_attempt(self, task: str, attempt_id: str, column: str) -> dict[str, Any] | None:
         statement = f"SELECT {column} FROM arc_attempts WHERE task = %s AND attempt_id = %s"
@@ -552,6 +670,41 @@ class PostgresStore:
             return list(connection.execute(statement.encode(), params).fetchall())
 
         return self._with_connection(read)
+
+
+class AdvisoryLock:
+    """A gate's lock across hosts, with filelock's API: `acquire(timeout=0)` raises
+    filelock.Timeout when another holds it; held on a connection of its own."""
+
+    def __init__(self, store: PostgresStore, key: str) -> None:
+        self._store = store
+        self._key = key
+        self._connection: psycopg.Connection[Any] | None = None
+
+    def acquire(self, timeout: float | None = None) -> AdvisoryLock:
+        if self._connection is not None:
+            return self
+        if timeout is None or timeout < 0:
+            self._connection = self._store._locked(self._key)
+            return self
+        connection = psycopg.connect(self._store.url, autocommit=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            row = connection.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._key,)
+            ).fetchone()
+            if row is not None and row[0]:
+                self._connection = connection
+                return self
+            if time.monotonic() >= deadline:
+                connection.close()
+                raise Timeout(self._key)
+            time.sleep(0.05)
+
+    def release(self) -> None:
+        if self._connection is not None:
+            self._connection.close()  # the lock goes with its connection
+            self._connection = None
 
 
 @dataclass

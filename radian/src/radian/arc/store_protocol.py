@@ -30,6 +30,13 @@ Contract
 - `task_records(plan)` gives each task of a plan as a plain record (None when it cannot be
   read) in one pass, `all_task_records()` every task that has been written for; both are
   what status and serve read, 10,000 tasks at a time.
+- Leases (a shared store): writing an attempt's intent takes its lease for this host, with
+  a new fencing token; `heartbeat` renews this host's leases of the attempts it runs;
+  `foreign_lease` says which other host holds an attempt and whether its lease expired;
+  `take_over` makes an expired lease this host's (a new token); `check_lease` raises
+  LeaseLost when another host holds the lease or the token this process had is no longer
+  the lease's (settle asks it first, under the task's lock, as take_over is made). The files store has no other host: no
+  lease is foreign, every check passes.
 - `change_mark()` is a value that changes whenever a record changes (serve's page waits on
   it). Every save is noted in order: `start_changes()` gives the position a loop's full scan
   starts from, `changes_since(position)` the (kind, name) of each save after it ("task" or
@@ -38,8 +45,9 @@ Contract
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Collection, Hashable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -53,6 +61,24 @@ if TYPE_CHECKING:
     from radian.arc.due import DueIndex
 
 
+class HostLock(Protocol):
+    """A lock held for as long as a gate runs (filelock's API: `acquire(timeout=0)` raises
+    filelock.Timeout when another holds it)."""
+
+    def acquire(self, timeout: float | None = None) -> Any: ...
+    def release(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ForeignLease:
+    """An attempt another host holds in a shared store: its name, and whether its lease has
+    expired (no heartbeat for the lease's length, by the store's own clock)."""
+
+    host: str
+    expired: bool
+    lease_secs: float
+
+
 class Store(Protocol):
     """arc's records, behind one backend (files or PostgreSQL)."""
 
@@ -60,6 +86,8 @@ class Store(Protocol):
     root: Path
     damaged: dict[str, str]
     index: DueIndex | None
+    # True when other hosts work on the same records (PostgreSQL): attempts then hold leases.
+    shared: bool
 
     # -- locks on the records -------------------------------------------------------------
     def task_lock(self, task: str) -> AbstractContextManager[None]: ...
@@ -68,7 +96,7 @@ class Store(Protocol):
 
     # -- this host's own locks and folders --------------------------------------------------
     def run_lock(self) -> FileLock: ...
-    def gate_lock(self, task: str) -> FileLock: ...
+    def gate_lock(self, task: str) -> HostLock: ...
     def task_dir(self, task: str) -> Path: ...
     def attempt_dir(self, task: str, attempt_id: str) -> Path: ...
 
@@ -111,3 +139,9 @@ class Store(Protocol):
     def read_attempt_result(self, task: str, attempt_id: str) -> dict[str, Any] | None: ...
     def write_attempt_intent(self, task: str, attempt_id: str, data: dict[str, Any]) -> None: ...
     def read_attempt_intent(self, task: str, attempt_id: str) -> dict[str, Any] | None: ...
+
+    # -- leases: a shared store's attempts ------------------------------------------------------
+    def heartbeat(self, attempts: Collection[tuple[str, str]]) -> None: ...
+    def foreign_lease(self, task: str, attempt_id: str) -> ForeignLease | None: ...
+    def take_over(self, task: str, attempt_id: str) -> None: ...
+    def check_lease(self, task: str, attempt_id: str) -> None: ...

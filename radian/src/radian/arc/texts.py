@@ -514,3 +514,14 @@ def store_migrated(plans: int, tasks: int, attempts: int) -> str:
         f"moved {plans} plan(s), {tasks} task(s) and {attempts} attempt(s) into PostgreSQL; "
         "the files under .radian/arc/ are left as they were"
     )
+
+
+def lease_lost(task: str, attempt_id: str, host: str) -> str:
+    return f"{task} attempt {attempt_id}: its lease is held by host {host} -> not written here"
+
+
+def lease_taken_over(task: str, attempt_id: str, host: str) -> str:
+    return (
+        f"{task} attempt {attempt_id} of host {host}: its lease expired and its worker's time is "
+        "up -> terminated"
+    )

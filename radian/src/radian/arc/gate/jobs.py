@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import threading
 
-from filelock import FileLock
-
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
 from radian.arc.errors import ArcError
@@ -22,10 +20,10 @@ from radian.arc.gate.verdict import (
 )
 from radian.arc.records import Task
 from radian.arc.states import State
-from radian.arc.store_protocol import Store
+from radian.arc.store_protocol import HostLock, Store
 
 
-def gate_lock(store: Store, task: str) -> FileLock:
+def gate_lock(store: Store, task: str) -> HostLock:
     """Held for as long as a gate runs for `task`, in whichever process runs it."""
     return store.gate_lock(task)
 

@@ -1,0 +1,186 @@
+"""Many hosts on one plan through PostgreSQL (issue 31, point 5), as hosts behave: two and
+three `radian arc run` processes, each in its own clone of one bare remote, one real
+PostgreSQL store (started by the tests), a 40-task plan, a scripted worker that commits and
+pushes, the gate integrating into main.
+
+- every task is claimed once, run once, integrated once, and the plan's cost counted once;
+- a host SIGKILLed in the middle of the plan: its attempts are taken over by the others once
+  their leases expire and their workers' time is up (short, configured: [store] lease_secs,
+  [worker] wall_time_secs), and every task is integrated once all the same.
+
+Each test prints its figures (tasks, attempts, duplicates, time)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import git, make_git_repo, run_env, worker_exec_args, write_config
+
+from radian.arc.states import State
+from radian.arc.store_postgres import PostgresStore
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.postgres, pytest.mark.timeout(900)]
+
+RADIAN = str(Path(sys.executable).parent / "radian")
+TASKS = [f"t{number:02d}" for number in range(1, 41)]
+# The kill test's: a dead host's attempts are taken over this long after their claim, at the
+# earliest (lease + wall time + term grace); the other tests keep arc's default lease.
+LEASE_SECS = 2.0
+WALL_TIME_SECS = 5.0
+
+
+def arc(repo: Path, *args: str) -> str:
+    done = subprocess.run([RADIAN, "arc", *args], cwd=repo, capture_output=True, text=True,
+                          timeout=120, env=run_env())  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def hosts(
+    tmp_path: Path, url: str, count: int, secs: float, lease_secs: float = 60.0
+) -> list[Path]:
+    """`count` clones of one bare remote, each configured with the same PostgreSQL store;
+    the plan loaded and confirmed once (the store is shared)."""
+    make_git_repo(tmp_path)
+    remote = tmp_path / "remote.git"
+    scenario = tmp_path / "scenario.json"
+    then = {"do": "result", "commit": True, "file": "{task}.txt", "cost": 0.01}
+    scenario.write_text(json.dumps({"default": {"do": "sleep", "secs": secs, "then": then}}))
+    clones = []
+    for name in "abc"[:count]:
+        clone = tmp_path / name
+        subprocess.run(["git", "clone", "-q", str(remote), str(clone)], check=True)
+        git(clone, "config", "user.name", name)
+        git(clone, "config", "user.email", f"{name}@example.invalid")
+        write_config(clone, worker_exec_args(scenario),
+                     limits={"parallel": 3, "max_attempts": 3}, gate={"stages": []},
+                     worker={"wall_time_secs": WALL_TIME_SECS},
+                     store={"url": url, "lease_secs": lease_secs})  # fmt: skip
+        clones.append(clone)
+    plan_file = tmp_path / "plan.toml"
+    lines = ['[plan]\nname = "p"\n']
+    lines += [f'[[task]]\nname = "{task}"\nbrief = "Write {task}.txt."\n' for task in TASKS]
+    plan_file.write_text("\n".join(lines))
+    arc(clones[0], "plan", "load", str(plan_file))
+    arc(clones[0], "confirm", "p")
+    return clones
+
+
+def start(clone: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([RADIAN, "arc", "run"], cwd=clone, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=run_env())  # fmt: skip
+
+
+def merged(tmp_path: Path) -> Counter[str]:
+    """The tasks merged into main on the bare remote."""
+    subjects = git(tmp_path / "remote.git", "log", "--first-parent", "--format=%s",
+                   "main").splitlines()  # fmt: skip
+    return Counter(line.removeprefix("arc: integrate ") for line in subjects
+                   if line.startswith("arc: integrate "))  # fmt: skip
+
+
+def ran(tmp_path: Path) -> Counter[tuple[str, str]]:
+    """(task, attempt) of every worker run, from the scripted worker's log."""
+    lines = (tmp_path / "ran.log").read_text().splitlines()
+    return Counter((line.split()[0], line.split()[1]) for line in lines)
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_hosts_on_one_store_claim_run_and_integrate_every_task_once(
+    tmp_path: Path, pg_url: str, count: int
+) -> None:
+    clones = hosts(tmp_path, pg_url, count, 0.3)
+    began = time.monotonic()
+    runs = [start(clone) for clone in clones]
+    outputs = [run.communicate(timeout=600)[0] for run in runs]
+    elapsed = time.monotonic() - began
+    for clone, out in zip(clones, outputs, strict=True):
+        (tmp_path / f"{clone.name}.out").write_text(out)  # what each host printed
+    for run, out in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, out
+
+    runs_of = ran(tmp_path)
+    assert runs_of == Counter({(task, "001"): 1 for task in TASKS}), outputs  # claimed once
+    assert merged(tmp_path) == Counter(dict.fromkeys(TASKS, 1))  # integrated once
+    store = PostgresStore(clones[0], pg_url)
+    try:
+        for task in TASKS:
+            found = store.load_task(task)
+            assert (found.state, found.attempts) == (State.INTEGRATED, ["001"]), task
+        assert store.plan_cost("p") == pytest.approx(0.01 * len(TASKS))  # counted once
+        assert store.count_plan_cost("p") == pytest.approx(0.01 * len(TASKS))
+    finally:
+        store.close()
+    by_host = Counter(line.split()[2].split("/.radian/")[0].rsplit("/", 1)[-1]
+                      for line in (tmp_path / "ran.log").read_text().splitlines())  # fmt: skip
+    assert len(by_host) == count, by_host  # every host took tasks
+    print(
+        f"\n{count} hosts, one PostgreSQL store: {len(TASKS)} tasks, {sum(runs_of.values())} "
+        f"attempts, {sum(n - 1 for n in runs_of.values())} duplicate runs, "
+        f"{sum(n - 1 for n in merged(tmp_path).values())} duplicate integrations, "
+        f"by host {dict(sorted(by_host.items()))}, {elapsed:.1f} s"
+    )
+
+
+def test_a_host_killed_mid_plan_leaves_its_tasks_to_the_others(tmp_path: Path, pg_url: str) -> None:
+    clones = hosts(tmp_path, pg_url, 3, 0.6, LEASE_SECS)
+    began = time.monotonic()
+    runs = [start(clone) for clone in clones]
+    killed = runs[0]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not _working_on(tmp_path, "a"):
+        time.sleep(0.05)
+    assert len(merged(tmp_path)) < len(TASKS)
+    os.kill(killed.pid, signal.SIGKILL)  # `run` alone: its workers live on, as after a crash
+    killed.communicate(timeout=60)
+    at_kill = time.monotonic() - began
+    outputs = [run.communicate(timeout=600)[0] for run in runs[1:]]
+    elapsed = time.monotonic() - began
+    for clone, out in zip(clones[1:], outputs, strict=True):
+        (tmp_path / f"{clone.name}.out").write_text(out)  # what each host printed
+    for run, out in zip(runs[1:], outputs, strict=True):
+        assert run.returncode == 0, out
+
+    store = PostgresStore(clones[1], pg_url)
+    try:
+        states = {task: store.load_task(task) for task in TASKS}
+        taken = sorted(task for task, found in states.items() if len(found.attempts) > 1)
+        assert {task: found.state for task, found in states.items()} == dict.fromkeys(
+            TASKS, State.INTEGRATED
+        ), outputs
+        cost = store.plan_cost("p")
+        assert cost == pytest.approx(store.count_plan_cost("p"))  # counted once
+    finally:
+        store.close()
+    assert merged(tmp_path) == Counter(dict.fromkeys(TASKS, 1)), outputs  # integrated once
+    said = "\n".join(outputs)
+    assert taken, "the killed host held no attempt"
+    for task in taken:
+        line = f"{task} attempt 001 of host "
+        assert line in said and "its lease expired and its worker's time is up" in said, said
+    runs_of = ran(tmp_path)
+    assert all(count == 1 for count in runs_of.values()), runs_of  # no attempt run twice
+    print(
+        f"\n3 hosts, one killed at {at_kill:.1f} s: {len(TASKS)} tasks, "
+        f"{sum(runs_of.values())} attempts ({len(taken)} taken over after the lease: "
+        f"{', '.join(taken)}), {sum(n - 1 for n in merged(tmp_path).values())} duplicate "
+        f"integrations, plan cost {cost:.2f}, {elapsed:.1f} s"
+    )
+
+
+def _working_on(tmp_path: Path, host: str) -> bool:
+    """Has host `host` a worker running now (a line in ran.log from its clone, and some
+    task not merged yet)?"""
+    path = tmp_path / "ran.log"
+    if not path.is_file():
+        return False
+    lines = path.read_text().splitlines()
+    return any(f"/{host}/.radian/" in line for line in lines[-3:]) and len(lines) >= 6
