@@ -106,7 +106,6 @@ test-adapters-lowest: $(LOW_STAMP)
 $(LOW_STAMP): stalwart/pyproject.toml $(LOWEST) $(CONSTRAINTS)
 	rm -rf $(VENV_LOW)
 	$(PYTHON) -m venv $(VENV_LOW)
-	$(VENV_LOW)/bin/python -m pip install --quiet --upgrade 'pip>=25.1'
 	$(PYTHON) -c 'import sys; low = {l.split("==")[0].strip().lower() for l in open(sys.argv[1]) \
 		if "==" in l and not l.startswith("#")}; sys.stdout.writelines(l for l in open(sys.argv[2]) \
 		if l.split("==")[0].strip().lower() not in low)' $(LOWEST) $(CONSTRAINTS) \
