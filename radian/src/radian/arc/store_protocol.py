@@ -35,8 +35,8 @@ Contract
   `foreign_lease` says which other host holds an attempt and whether its lease expired;
   `take_over` makes an expired lease this host's (a new token); `check_lease` raises
   LeaseLost when another host holds the lease or the token this process had is no longer
-  the lease's (settle asks it first, under the task's lock, as take_over is made). The files store has no other host: no
-  lease is foreign, every check passes.
+  the lease's (settle asks it first, under the task's lock, as take_over is made). The
+  files store has no other host: no lease is foreign, every check passes.
 - `change_mark()` is a value that changes whenever a record changes (serve's page waits on
   it). Every save is noted in order: `start_changes()` gives the position a loop's full scan
   starts from, `changes_since(position)` the (kind, name) of each save after it ("task" or
