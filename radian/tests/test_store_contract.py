@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -189,3 +189,40 @@ def test_a_task_lock_is_held_by_one_holder_at_a_time(store: Store) -> None:
         order.append("first")
     other.join(5)
     assert order == ["first", "second"]
+
+
+def _moved(attempt_id: str) -> Callable[[Task], tuple[str, dict[str, object]]]:
+    def build(task: Task) -> tuple[str, dict[str, object]]:
+        task.state = State.WORKING
+        task.attempts = [*task.attempts, attempt_id]
+        return attempt_id, {"task": task.name, "attempt_id": attempt_id, "claimed_at": NOW}
+
+    return build
+
+
+def test_claim_next_takes_the_first_claimable_task_and_writes_its_intent(store: Store) -> None:
+    _load(store, "p", ["a", "b", "c"])
+    with store.task_lock("a"):
+        task = store.load_task("a")
+        task.state = State.PAUSED_BUDGET
+        store.save_task(task)
+    claimed = store.claim_next(["a", "c", "b"], {State.READY}, _moved("001"))
+    assert claimed is not None and claimed.name == "c"  # a is not ready; c comes before b
+    found = store.load_task("c")
+    assert (found.state, found.attempts) == (State.WORKING, ["001"])
+    intent = store.read_attempt_intent("c", "001")
+    assert intent is not None and intent["claimed_at"] == NOW
+    assert store.foreign_lease("c", "001") is None  # this host's own attempt
+    store.check_lease("c", "001")
+    second = store.claim_next(["c", "b"], {State.READY}, _moved("001"))
+    assert second is not None and second.name == "b"  # c is claimed already
+    assert store.claim_next(["a", "b", "c", "x"], {State.READY}, _moved("002")) is None
+    assert store.load_task("a").state is State.PAUSED_BUDGET
+    assert store.claim_next([], {State.READY}, _moved("001")) is None
+
+
+def test_spend_adds_to_the_plans_running_total_and_gives_the_total_it_left(store: Store) -> None:
+    _load(store, "p", ["a", "b"])
+    assert store.spend("p", 0.25) == 0.25
+    assert store.spend("p", 0.5) == 0.75
+    assert store.plan_cost("p") == 0.75

@@ -66,7 +66,10 @@ def add_cost(store: Store, task: Task, cost_usd: float) -> None:
     task.cost_usd = round(task.cost_usd + cost_usd, 10)
     task.total_cost_usd = round(task.total_cost_usd + cost_usd, 10)
     if cost_usd:
-        store.add_plan_cost(task.plan, cost_usd)
+        # The plan's total as this addition left it: the check that follows reads it, so of
+        # two hosts adding at once only the one whose cost reached the budget finds it used
+        # up (Store.spend: the addition under the plan's row lock).
+        task._plan_spent_usd = store.spend(task.plan, cost_usd)
 
 
 def task_limit(task: Task, config: ArcConfig) -> float | None:
@@ -80,12 +83,14 @@ def plan_spent(store: Store, plan: Plan) -> float:
 
 
 def check_after_cost(store: Store, task: Task, plan: Plan, config: ArcConfig) -> BudgetVerdict:
-    """Is a budget used up, now that `task` carries its latest cost? The task's first."""
+    """Is a budget used up, now that `task` carries its latest cost? The task's first; the
+    plan's as the addition of that cost left it (read again when it added nothing)."""
     limit = task_limit(task, config)
     if limit is not None and task.cost_usd >= limit:
         return BudgetVerdict(True, "task", task.cost_usd, limit)
     if plan.max_cost_usd is not None:
-        spent = plan_spent(store, plan)
+        added = task._plan_spent_usd
+        spent = added if added is not None else plan_spent(store, plan)
         if spent >= plan.max_cost_usd:
             return BudgetVerdict(True, "plan", spent, plan.max_cost_usd)
     return WITHIN

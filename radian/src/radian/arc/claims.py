@@ -1,7 +1,8 @@
 """Claiming an attempt, and recovering the attempts whose owner process died.
 
-A claim writes its intent first (attempt.json: who runs the attempt, which session it
-resumes), then moves the task to doing.working, under the task's lock. Recovery finds
+A claim writes its intent (attempt.json: who runs the attempt, which session it resumes)
+and moves the task to doing.working together (Store.claim_next: one transaction on
+PostgreSQL, under the task's lock on the files, the intent first). Recovery finds
 doing.working tasks whose owner is gone: an attempt whose worker still runs is adopted (the
 new owner's name goes into attempt.json, and its Result is read when it ends); any other gets
 the end it must have had.
@@ -10,7 +11,7 @@ the end it must have had.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -122,38 +123,35 @@ def claim(
 ) -> tuple[Claim, Event] | None:
     """Claim task `name` for a new attempt: todo.ready (or todo.retry_wait when `early`).
 
-    The intent (attempt.json: who runs it, which session it resumes) is written before the
-    task moves to doing.working. Returns the claim and its event, or None when the
-    task is no longer claimable. `remote_claim`: the claim on the remote the attempt's
+    Returns the claim and its event, or None when the task is no longer claimable (or
+    another host is claiming it). `remote_claim`: the claim on the remote the attempt's
     wrapper must take before its worker starts (radian.arc.hosts: the run could not).
     """
+    return claim_next(store, config, [name], clock, early=early, remote_claim=remote_claim)
+
+
+def claim_next(
+    store: Store,
+    config: ArcConfig,
+    names: Sequence[str],
+    clock: Clock,
+    *,
+    early: bool = False,
+    remote_claim: dict[str, Any] | None = None,
+) -> tuple[Claim, Event] | None:
+    """Claim the first of `names` (in order) that is claimable and that no other host is
+    claiming, without waiting for one another holds (Store.claim_next): the intent
+    (attempt.json: who runs it, which session it resumes) is written with the task's move to
+    doing.working. None when none of them could be claimed."""
     allowed = {State.READY, State.RETRY_WAIT} if early else {State.READY}
-    with store.task_lock(name):
-        task = store.try_load_task(name)
-        if task is None or task.state not in allowed:
-            return None
+    claimed_at = format_utc(clock.now())
+    seen: dict[str, Any] = {}
+
+    def build(task: Task) -> tuple[str, dict[str, Any]]:
         attempt_id = next_attempt_id(task)
         resume = task.session_id if config.worker.session == "resume" else None
-        attempt_dir = store.attempt_dir(name, attempt_id)
-        claimed_at = format_utc(clock.now())
-        store.write_attempt_intent(
-            name, attempt_id, claim_record(name, attempt_id, resume, claimed_at, "worker")
-        )
-        from_state = str(task.state)
-        spec = worker_api.AttemptSpec(
-            repo_root=store.repo_root,
-            task=name,
-            attempt_id=attempt_id,
-            attempt_dir=attempt_dir,
-            brief_text=store.read_brief(name),
-            worker=config.worker,
-            resume_session_id=resume,
-            target_branch=config.target_branch,
-            remote=config.repository.remote,
-            branch=task.branch,
-            start_mid_merge=task.merge_pending,
-            claim=remote_claim,
-        )
+        seen.update(from_state=str(task.state), resume=resume, branch=task.branch,
+                    mid_merge=task.merge_pending)  # fmt: skip
         transition(
             task,
             State.WORKING,
@@ -162,7 +160,28 @@ def claim(
             attempts=[*task.attempts, attempt_id],
             retry_at=None,
         )
-        store.save_task(task)
+        return attempt_id, claim_record(task.name, attempt_id, resume, claimed_at, "worker")
+
+    task = store.claim_next(names, allowed, build)
+    if task is None:
+        return None
+    name, attempt_id = task.name, task.attempts[-1]
+    resume, from_state = seen["resume"], seen["from_state"]
+    attempt_dir = store.attempt_dir(name, attempt_id)
+    spec = worker_api.AttemptSpec(
+        repo_root=store.repo_root,
+        task=name,
+        attempt_id=attempt_id,
+        attempt_dir=attempt_dir,
+        brief_text=store.read_brief(name),
+        worker=config.worker,
+        resume_session_id=resume,
+        target_branch=config.target_branch,
+        remote=config.repository.remote,
+        branch=seen["branch"],
+        start_mid_merge=seen["mid_merge"],
+        claim=remote_claim,
+    )
     log.info("claimed %s attempt %s (from %s, resuming %s)", name, attempt_id, from_state, resume)
     line = Event("claimed", texts.claimed(name, from_state, attempt_id), name,
                  str(State.WORKING), attempt_id)  # fmt: skip

@@ -34,6 +34,7 @@ from radian.arc.claims import (
     Claim,
     check_exec_args,
     claim,
+    claim_next,
     promote_due_retries,
     recover_orphans,
 )
@@ -262,7 +263,9 @@ class Loop:
         # No slot free: no claimable task is looked for (sorting 10,000 ready tasks every
         # poll was most of an idle run's CPU).
         free = len(self._running) < self.config.limits.parallel
-        for name in self._claimable_tasks() if free else []:
+        if free and self.claims is None:
+            self._claim_free_slots()
+        for name in self._claimable_tasks() if free and self.claims is not None else []:
             if len(self._running) >= self.config.limits.parallel:
                 break
             decision = self._ask_claims(name)
@@ -282,6 +285,22 @@ class Loop:
                 self._launch(*claimed)
         self._report_quarantined()
         self._clean_up()
+
+    def _claim_free_slots(self) -> None:
+        """No claims kept on the remote: each free slot takes the next claimable task that
+        no other host is claiming (claim_next: a task another host is claiming right now is
+        passed over, not waited for)."""
+        left = self._claimable_tasks()
+        while left and len(self._running) < self.config.limits.parallel:
+            try:
+                claimed = claim_next(self.store, self.config, left, self.clock)
+            except LeaseLost as error:
+                log.info("%s", error)  # a write of the intent refused: asked again next pass
+                return
+            if claimed is None:
+                return
+            left = [name for name in left if name != claimed[0].task]
+            self._launch(*claimed)
 
     def _ask_claims(self, name: str) -> Decision | None:
         """May this host claim `name`? None: nothing to ask (no claims kept across hosts, or

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from radian.arc.clock import parse_utc
 from radian.arc.errors import UsageError
@@ -81,6 +81,9 @@ class Task(BaseModel):
     remote_wait_streak: int = 0  # infrastructure waits on an unreachable remote, in a row
     cost_usd: float = 0.0
     total_cost_usd: float = 0.0
+    # Not saved: the plan's running total right after this task's latest cost was added to
+    # it (Store.spend), which the budget check that follows reads (radian.arc.budget).
+    _plan_spent_usd: float | None = PrivateAttr(default=None)
     max_attempts: int | None = None
     max_cost_usd: float | None = None
     fix_level: str | None = None

@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Collection, Hashable, Iterator
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,7 +38,7 @@ from radian.arc.loaded import (
 )
 from radian.arc.records import FORMAT_VERSION, Plan, Task, checked_attempt_result
 from radian.arc.states import State
-from radian.arc.store_protocol import ForeignLease
+from radian.arc.store_protocol import ClaimBuild, ForeignLease
 from radian.arc.texts import (
     REWORK_PREFIX,
     damaged_file,
@@ -117,6 +117,10 @@ class ArcStore:
         """Held while plans and tasks are created, so names stay unique across plans."""
         with self._lock("arc", "registry"):
             yield
+
+    def integration_lock(self, target_branch: str) -> FileLock:
+        """One integration at a time on this clone (one host: the target is this clone's)."""
+        return arc_lock(self.repo_root, "gate-integration")
 
     def run_lock(self) -> FileLock:
         """Held by `radian arc run` for its whole life: one scheduling loop per repository."""
@@ -298,6 +302,22 @@ class ArcStore:
             write_json_atomic(self.task_path(task.name), task.model_dump(mode="json"))
         note_change(self.root, "task", task.name)
 
+    def claim_next(
+        self, names: Sequence[str], allowed: Collection[State], build: ClaimBuild
+    ) -> Task | None:
+        """One host: each of `names` in turn under its task lock (read again there); the
+        first in a state of `allowed` is moved by `build`, its intent written, then the task."""
+        for name in names:
+            with self.task_lock(name):
+                task = self.try_load_task(name)
+                if task is None or task.state not in allowed:
+                    continue
+                attempt_id, intent = build(task)
+                self.write_attempt_intent(name, attempt_id, intent)
+                self.save_task(task)
+                return task
+        return None
+
     def task_names(self) -> list[str]:
         """Every task, in the order of its plan and the plans by name (a damaged plan's
         tasks are left out, and the plan noted in `self.damaged`)."""
@@ -386,6 +406,13 @@ class ArcStore:
         with self.plan_lock(plan):
             total = round(self._kept_plan_cost(plan) + delta_usd, 10)
             write_json_atomic(self.plan_cost_path(plan), {"cost_usd": total})
+
+    def spend(self, plan: str, delta_usd: float) -> float:
+        """Add a task's new cost to the plan's running total; the total it left."""
+        with self.plan_lock(plan):
+            total = round(self._kept_plan_cost(plan) + delta_usd, 10)
+            write_json_atomic(self.plan_cost_path(plan), {"cost_usd": total})
+            return total
 
     def count_plan_cost(self, plan: str) -> float:
         """cost_usd over every task of `plan` as their files say (a scan: `radian arc doctor`

@@ -23,7 +23,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Collection, Hashable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +40,7 @@ from radian.arc.loaded import NewTask, loaded_document
 from radian.arc.records import FORMAT_VERSION, Plan, Task, branch_for, checked_attempt_result
 from radian.arc.states import State
 from radian.arc.store import ArcStore
-from radian.arc.store_protocol import ForeignLease
+from radian.arc.store_protocol import ClaimBuild, ForeignLease
 from radian.arc.texts import (
     damaged_file,
     lease_lost,
@@ -246,6 +246,11 @@ class PostgresStore:
         and a host that dies mid-gate lets it go with its connection."""
         return AdvisoryLock(self, f"gate:{task}")
 
+    def integration_lock(self, target_branch: str) -> AdvisoryLock:
+        """Held for a whole integration into `target_branch` by whichever host integrates:
+        the hosts sharing this store merge and push one at a time, never racing a push."""
+        return AdvisoryLock(self, f"integration:{target_branch}")
+
     def task_dir(self, task: str) -> Path:
         return self._host.task_dir(task)
 
@@ -381,15 +386,63 @@ class PostgresStore:
         record = task.model_dump(mode="json")
 
         def write(connection: psycopg.Connection[Any]) -> None:
-            connection.execute(
-                "INSERT INTO arc_tasks (name, plan, position, state, record) "
-                "VALUES (%s, %s, 0, %s, %s) ON CONFLICT (name) DO UPDATE SET "
-                "plan = excluded.plan, state = excluded.state, record = excluded.record",
-                (task.name, task.plan, str(task.state), Jsonb(record)),
-            )
-            _note(connection, "task", task.name)
+            _task_written(connection, task, record)
 
         self._with_connection(write)
+
+    def claim_next(
+        self, names: Sequence[str], allowed: Collection[State], build: ClaimBuild
+    ) -> Task | None:
+        """One transaction: the first of `names` in a state of `allowed` whose row no other
+        host has locked (`FOR UPDATE SKIP LOCKED`) and whose task lock is free (tried, not
+        waited for: a holder of `task_lock` is changing it); `build` moves it; the intent,
+        its lease with a new fencing token and the task are written before the commit. A
+        task whose attempt another host leases is passed over."""
+        states = [str(state) for state in allowed]
+
+        def pick(connection: psycopg.Connection[Any]) -> tuple[Task, str, int | None] | None:
+            left = list(names)
+            while left:
+                row = connection.execute(
+                    "SELECT name, record FROM arc_tasks WHERE name = ANY(%s) "
+                    "AND state = ANY(%s) ORDER BY array_position(%s::text[], name) "
+                    "LIMIT 1 FOR UPDATE SKIP LOCKED",
+                    (left, states, left),
+                ).fetchone()
+                if row is None:
+                    return None
+                name = str(row[0])
+                left.remove(name)
+                free = connection.execute(
+                    "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))",
+                    (f"task:{name}",),
+                ).fetchone()
+                if free is None or not free[0]:
+                    continue
+                try:
+                    task = _validated(Task, row[1], f"task {name}")
+                except DamagedFile as error:
+                    self.damaged[name] = str(error)
+                    continue
+                attempt_id, intent = build(task)
+                try:
+                    fence = self._attempt_written(connection, name, attempt_id, "intent",
+                                                  {**intent, "owner_host": self.host},
+                                                  lease=True)  # fmt: skip
+                except LeaseLost:
+                    continue  # another host's claim of this attempt, not expired
+                task.format_version = FORMAT_VERSION
+                _task_written(connection, task, task.model_dump(mode="json"))
+                return task, attempt_id, fence
+            return None
+
+        picked = self._with_connection(pick)
+        if picked is None:
+            return None
+        task, attempt_id, fence = picked
+        if fence is not None:
+            self._fences[(task.name, attempt_id)] = fence
+        return task
 
     def task_names(self) -> list[str]:
         names: list[str] = []
@@ -450,6 +503,27 @@ class PostgresStore:
     def add_plan_cost(self, plan: str, delta_usd: float) -> None:
         with self.plan_lock(plan):
             self._write_cost(plan, round(self._kept_plan_cost(plan) + delta_usd, 10))
+
+    def spend(self, plan: str, delta_usd: float) -> float:
+        """Under the plan's lock, one transaction: the plan's row locked (`FOR UPDATE`), its
+        running total read and the cost added; the total this addition left."""
+        with self.plan_lock(plan):
+            kept = self._kept_plan_cost(plan)  # made from the tasks when none is kept yet
+
+            def add(connection: psycopg.Connection[Any]) -> float:
+                connection.execute("SELECT 1 FROM arc_plans WHERE name = %s FOR UPDATE", (plan,))
+                row = connection.execute(
+                    "SELECT cost_usd FROM arc_costs WHERE plan = %s FOR UPDATE", (plan,)
+                ).fetchone()
+                total = round((kept if row is None else float(row[0])) + delta_usd, 10)
+                connection.execute(
+                    "INSERT INTO arc_costs (plan, cost_usd) VALUES (%s, %s) "
+                    "ON CONFLICT (plan) DO UPDATE SET cost_usd = excluded.cost_usd",
+                    (plan, total),
+                )
+                return total
+
+            return self._with_connection(add)
 
     def count_plan_cost(self, plan: str) -> float:
         row = self._one(
@@ -522,41 +596,52 @@ class PostgresStore:
         *,
         lease: bool = False,
     ) -> None:
+        key = (task, attempt_id)
+
+        def write(connection: psycopg.Connection[Any]) -> int | None:
+            return self._attempt_written(connection, task, attempt_id, column, data, lease=lease)
+
+        fence = self._with_connection(write)
+        if fence is not None:
+            self._fences[key] = fence
+
+    def _attempt_written(
+        self,
+        connection: psycopg.Connection[Any],
+        task: str,
+        attempt_id: str,
+        column: str,
+        data: dict[str, Any],
+        *,
+        lease: bool,
+    ) -> int | None:
+        """Write the attempt's `column` in the caller's transaction; with `lease`, take its
+        lease for this host first (LeaseLost when another host holds one not expired) and
+        give the new fencing token."""
         statement = (
             f"INSERT INTO arc_attempts (task, attempt_id, {column}) VALUES (%s, %s, %s) "
             f"ON CONFLICT (task, attempt_id) DO UPDATE SET {column} = excluded.{column}"
         )
         key = (task, attempt_id)
-
-        def write(connection: psycopg.Connection[Any]) -> int | None:
-            held = (
-                None
-                if not lease
-                else connection.execute(
-                    "SELECT host, fence, expires_at <= now() FROM arc_leases "
-                    "WHERE task = %s AND attempt_id = %s FOR UPDATE",
-                    key,
-                ).fetchone()
-            )
-            if held is not None and lease:
-                host, _, expired = held
-                if host != self.host and not expired:
-                    raise LeaseLost(lease_lost(task, attempt_id, host))
-            connection.execute(statement.encode(), (task, attempt_id, Jsonb(data)))
-            if not lease:
-                return None
-            row = connection.execute(
-                "INSERT INTO arc_leases (task, attempt_id, host, fence, expires_at) "
-                "VALUES (%s, %s, %s, nextval('arc_fences'), now() + make_interval(secs => %s)) "
-                "ON CONFLICT (task, attempt_id) DO UPDATE SET host = excluded.host, "
-                "fence = excluded.fence, expires_at = excluded.expires_at RETURNING fence",
-                (task, attempt_id, self.host, self.lease_secs),
+        if lease:
+            held = connection.execute(
+                "SELECT host, expires_at <= now() FROM arc_leases "
+                "WHERE task = %s AND attempt_id = %s FOR UPDATE",
+                key,
             ).fetchone()
-            return None if row is None else int(row[0])
-
-        fence = self._with_connection(write)
-        if fence is not None:
-            self._fences[key] = fence
+            if held is not None and held[0] != self.host and not held[1]:
+                raise LeaseLost(lease_lost(task, attempt_id, str(held[0])))
+        connection.execute(statement.encode(), (task, attempt_id, Jsonb(data)))
+        if not lease:
+            return None
+        row = connection.execute(
+            "INSERT INTO arc_leases (task, attempt_id, host, fence, expires_at) "
+            "VALUES (%s, %s, %s, nextval('arc_fences'), now() + make_interval(secs => %s)) "
+            "ON CONFLICT (task, attempt_id) DO UPDATE SET host = excluded.host, "
+            "fence = excluded.fence, expires_at = excluded.expires_at RETURNING fence",
+            (task, attempt_id, self.host, self.lease_secs),
+        ).fetchone()
+        return None if row is None else int(row[0])
 
     def _holds(self, key: tuple[str, str], host: str, fence: int) -> bool:
         """Is the lease this process's? Its token when this process took it, else its host."""
@@ -673,8 +758,9 @@ class PostgresStore:
 
 
 class AdvisoryLock:
-    """A gate's lock across hosts, with filelock's API: `acquire(timeout=0)` raises
-    filelock.Timeout when another holds it; held on a connection of its own."""
+    """A gate's or an integration's lock across hosts, with filelock's API:
+    `acquire(timeout=0)` raises filelock.Timeout when another holds it; held on a connection
+    of its own."""
 
     def __init__(self, store: PostgresStore, key: str) -> None:
         self._store = store
@@ -734,6 +820,16 @@ def _make_schema(connection: psycopg.Connection[Any]) -> None:
     connection.execute(SCHEMA.encode())
     if connection.execute("SELECT 1 FROM arc_schema").fetchone() is None:
         connection.execute("INSERT INTO arc_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+
+
+def _task_written(connection: psycopg.Connection[Any], task: Task, record: dict[str, Any]) -> None:
+    connection.execute(
+        "INSERT INTO arc_tasks (name, plan, position, state, record) "
+        "VALUES (%s, %s, 0, %s, %s) ON CONFLICT (name) DO UPDATE SET "
+        "plan = excluded.plan, state = excluded.state, record = excluded.record",
+        (task.name, task.plan, str(task.state), Jsonb(record)),
+    )
+    _note(connection, "task", task.name)
 
 
 def _note(connection: psycopg.Connection[Any], kind: str, name: str) -> None:

@@ -14,7 +14,10 @@ What stays on the host that ran the attempt, whichever backend (the local artefa
 worktrees, each attempt's folder with the wrapper's `worker.log`, its result file and its
 status files (`attempt_dir`), the gate's verdict files (`task_dir`), and the locks that
 guard a host's own work: `run_lock` (one loop per clone) and `gate_lock` (one gate per task
-on this host). `repo_root` is the clone, `root` its `.radian/arc/` folder.
+on this host). `integration_lock(target_branch)` is held for a whole integration (merge,
+key commands, push): the files store's is this clone's lock, PostgreSQL's an advisory lock
+on a key made from the target branch, so hosts sharing the store never race a push.
+`repo_root` is the clone, `root` its `.radian/arc/` folder.
 
 Contract
 --------
@@ -26,7 +29,11 @@ Contract
 - `write_loaded_plan` writes a new plan and its tasks all or nothing;
   `discard_unfinished_loads` undoes whatever an interrupted load left.
 - A plan's running cost: `plan_cost` reads it (counting the tasks once when none is kept),
-  `add_plan_cost` adds under the plan's lock, `reconcile_plan_cost` sets it to the count.
+  `add_plan_cost` adds under the plan's lock, `reconcile_plan_cost` sets it to the count;
+  `spend` adds an attempt's or a review's cost and gives the total this addition left, both
+  under the plan's lock (PostgreSQL: also the plan's row lock, `SELECT ... FROM arc_plans
+  WHERE name = ... FOR UPDATE`, in one transaction): the budget check reads that total, so
+  of two hosts spending at once only the one whose cost reached the budget finds it used up.
 - `task_records(plan)` gives each task of a plan as a plain record (None when it cannot be
   read) in one pass, `all_task_records()` every task that has been written for; both are
   what status and serve read, 10,000 tasks at a time.
@@ -37,6 +44,14 @@ Contract
   LeaseLost when another host holds the lease or the token this process had is no longer
   the lease's (settle asks it first, under the task's lock, as take_over is made). The
   files store has no other host: no lease is foreign, every check passes.
+- `claim_next(names, allowed, build)` claims the first task of `names` (in their order)
+  whose state is in `allowed` and that no other claimer holds, without waiting for one that
+  another holds (PostgreSQL: `SELECT ... FOR UPDATE SKIP LOCKED` and the task's advisory lock
+  tried, not waited for; the files: each under its task lock): `build(task)` moves the task
+  and gives the attempt's id and intent, and the intent (with its lease and a new fencing
+  token on a shared store) and the moved task are written together (PostgreSQL: one
+  transaction). A task whose attempt another host leases is passed over. Returns the
+  claimed task, or None when none of `names` could be claimed.
 - `change_mark()` is a value that changes whenever a record changes (serve's page waits on
   it). Every save is noted in order: `start_changes()` gives the position a loop's full scan
   starts from, `changes_since(position)` the (kind, name) of each save after it ("task" or
@@ -45,7 +60,7 @@ Contract
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable
+from collections.abc import Callable, Collection, Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +94,11 @@ class ForeignLease:
     lease_secs: float
 
 
+# A claim's change to the task it was given (moved to doing.working): the new attempt's id
+# and its intent (attempt.json), written with the task (Store.claim_next).
+ClaimBuild = Callable[[Task], tuple[str, dict[str, Any]]]
+
+
 class Store(Protocol):
     """arc's records, behind one backend (files or PostgreSQL)."""
 
@@ -97,6 +117,7 @@ class Store(Protocol):
     # -- this host's own locks and folders --------------------------------------------------
     def run_lock(self) -> FileLock: ...
     def gate_lock(self, task: str) -> HostLock: ...
+    def integration_lock(self, target_branch: str) -> HostLock: ...
     def task_dir(self, task: str) -> Path: ...
     def attempt_dir(self, task: str, attempt_id: str) -> Path: ...
 
@@ -117,6 +138,9 @@ class Store(Protocol):
     def try_load_task(self, task: str) -> Task | None: ...
     def save_task(self, task: Task) -> None: ...
     def task_names(self) -> list[str]: ...
+    def claim_next(
+        self, names: Sequence[str], allowed: Collection[State], build: ClaimBuild
+    ) -> Task | None: ...
     def names_in(self, *states: State) -> list[str]: ...
     def task_records(self, plan: Plan) -> list[tuple[str, dict[str, Any] | None]]: ...
     def all_task_records(self) -> list[tuple[str, dict[str, Any] | None]]: ...
@@ -129,6 +153,7 @@ class Store(Protocol):
     # -- a plan's running cost --------------------------------------------------------------
     def plan_cost(self, plan: str) -> float: ...
     def add_plan_cost(self, plan: str, delta_usd: float) -> None: ...
+    def spend(self, plan: str, delta_usd: float) -> float: ...
     def count_plan_cost(self, plan: str) -> float: ...
     def set_plan_cost(self, plan: str, total_usd: float) -> None: ...
     def reconcile_plan_cost(self, plan: str) -> tuple[float | None, float]: ...

@@ -4,14 +4,15 @@ The merge is made in a scratch worktree (never the user's checkout) detached at 
 target branch's head (`base_sha`), with `git merge --no-ff <head_sha>`. The integration
 commands run on that merged tree; then HEAD is pushed to the target branch without force.
 Integrations run one at a time per repository (a lock held for the whole stage, across
-processes), so arc's own gates never push past each other; only a push from elsewhere can
-move the target meanwhile. When the push is rejected for that, the stage starts over once
-from a fresh fetch (a new base_sha, a new conflict check, the commands again); a second
-rejection fails with reason `target_moved`. A target that moved only by arc's own
-integrations (another host's, on the same remote: radian/docs/hosts.md) is a queue, not a
-moving target: such a round is not counted, up to QUEUED_ROUNDS of them. A push that never
-reached the remote (an outage between the fetch and the push) is no verdict:
-RemoteUnreachable, a wait, like a fetch's.
+processes; with a shared PostgreSQL store, across hosts: an advisory lock on the target
+branch, Store.integration_lock), so arc's own gates never push past each other; only a
+push from elsewhere can move the target meanwhile. When the push is rejected for that, the
+stage starts over once from a fresh fetch (a new base_sha, a new conflict check, the
+commands again); a second rejection fails with reason `target_moved`. A target that moved
+only by arc's own integrations (another host's, on the same remote: radian/docs/hosts.md)
+is a queue, not a moving target: such a round is not counted, up to QUEUED_ROUNDS of them.
+A push that never reached the remote (an outage between the fetch and the push) is no
+verdict: RemoteUnreachable, a wait, like a fetch's.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ _LOCK_POLL_SECS = 0.2
 
 
 def run_integration(job: GateJob, *, worktree: Path, log_path: Path) -> StageResult:
-    lock = integration_lock(job.repo_root)
+    lock = job.integration_lock or integration_lock(job.repo_root)
     while True:
         if job.stop.is_set():
             raise StopRequested("waiting for another integration")

@@ -46,6 +46,7 @@ def build_job(
         brief_text=brief,
         task_dir=store.task_dir(task.name),
         stop=stop,
+        integration_lock=store.integration_lock(config.target_branch),
     )
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radian.arc.config import ArcConfig
+
+if TYPE_CHECKING:
+    from radian.arc.store_protocol import HostLock
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,9 @@ class GateJob:
     brief_text: str
     task_dir: Path  # runs/<task>/
     stop: threading.Event = field(default_factory=threading.Event)
+    # The lock held for the whole integration (Store.integration_lock: across the hosts of a
+    # shared store); None: this clone's own (radian.arc.gate.conflict.integration_lock).
+    integration_lock: HostLock | None = None
 
     @property
     def target_branch(self) -> str:
