@@ -67,7 +67,7 @@ def test_a_claim_passes_over_a_task_another_host_holds(
     got: list[object] = []
     with second.task_lock("a"):  # the other host is changing a (its advisory lock)
         _in_time(threading.Thread(target=lambda: got.append(
-            claim(first, ArcConfig(), "a", FakeClock()))))  # fmt: skip
+            claim_next(first, ArcConfig(), ["a"], FakeClock()))))  # fmt: skip
         assert got == [None]  # not waited for: passed over
         _in_time(threading.Thread(target=lambda: got.append(
             claim_next(first, ArcConfig(), ["a", "b"], FakeClock()))))  # fmt: skip
@@ -87,6 +87,34 @@ def test_a_claim_passes_over_a_task_another_host_holds(
     lease = first.foreign_lease("a", "001")
     assert lease is not None and lease.host == "h2"  # the lease, written with the claim
     second.check_lease("a", "001")  # its fencing token is the one this host holds
+
+
+def test_start_waits_for_the_holder_of_the_task_and_reads_it_again(
+    hosts: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """`radian arc start <task>` names one task: its claim waits for a host changing it, and
+    claims it only if it is still claimable then."""
+    first, second = hosts
+    _load(first, ["a", "b"])
+    got: list[object] = []
+    started = [
+        threading.Thread(target=lambda: got.append(claim(first, ArcConfig(), "a", FakeClock()))),
+        threading.Thread(target=lambda: got.append(claim(first, ArcConfig(), "b", FakeClock()))),
+    ]
+    with second.task_lock("a"), second.task_lock("b"):
+        for thread in started:
+            thread.start()
+        started[0].join(0.5)  # not a backoff: the time a claim not waiting would take
+        assert started[0].is_alive() and got == []  # waiting for the holder
+        task = second.load_task("a")
+        task.state = State.PAUSED_BUDGET  # what the holder did meanwhile
+        second.save_task(task)
+    for thread in started:
+        thread.join(10)
+    assert got.count(None) == 1  # a, read again: no longer claimable
+    claimed = next(found for found in got if found is not None)
+    assert isinstance(claimed, tuple) and claimed[0].task == "b"
+    assert first.load_task("a").state is State.PAUSED_BUDGET
 
 
 def test_two_hosts_claiming_at_once_take_every_task_once(

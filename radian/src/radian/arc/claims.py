@@ -123,11 +123,13 @@ def claim(
 ) -> tuple[Claim, Event] | None:
     """Claim task `name` for a new attempt: todo.ready (or todo.retry_wait when `early`).
 
-    Returns the claim and its event, or None when the task is no longer claimable (or
-    another host is claiming it). `remote_claim`: the claim on the remote the attempt's
-    wrapper must take before its worker starts (radian.arc.hosts: the run could not).
+    Returns the claim and its event, or None when the task is no longer claimable. One task
+    named: a holder of its lock is waited for, and the task read again after it.
+    `remote_claim`: the claim on the remote the attempt's wrapper must take before its worker
+    starts (radian.arc.hosts: the run could not).
     """
-    return claim_next(store, config, [name], clock, early=early, remote_claim=remote_claim)
+    return claim_next(store, config, [name], clock, early=early, remote_claim=remote_claim,
+                      wait=True)  # fmt: skip
 
 
 def claim_next(
@@ -138,6 +140,7 @@ def claim_next(
     *,
     early: bool = False,
     remote_claim: dict[str, Any] | None = None,
+    wait: bool = False,
 ) -> tuple[Claim, Event] | None:
     """Claim the first of `names` (in order) that is claimable and that no other host is
     claiming, without waiting for one another holds (Store.claim_next): the intent
@@ -162,7 +165,7 @@ def claim_next(
         )
         return attempt_id, claim_record(task.name, attempt_id, resume, claimed_at, "worker")
 
-    task = store.claim_next(names, allowed, build)
+    task = store.claim_next(names, allowed, build, wait=wait)
     if task is None:
         return None
     name, attempt_id = task.name, task.attempts[-1]

@@ -303,10 +303,16 @@ class ArcStore:
         note_change(self.root, "task", task.name)
 
     def claim_next(
-        self, names: Sequence[str], allowed: Collection[State], build: ClaimBuild
+        self,
+        names: Sequence[str],
+        allowed: Collection[State],
+        build: ClaimBuild,
+        *,
+        wait: bool = False,
     ) -> Task | None:
-        """One host: each of `names` in turn under its task lock (read again there); the
-        first in a state of `allowed` is moved by `build`, its intent written, then the task."""
+        """One host: each of `names` in turn under its task lock (read again there; waited
+        for, `wait` or not); the first in a state of `allowed` is moved by `build`, its
+        intent written, then the task."""
         for name in names:
             with self.task_lock(name):
                 task = self.try_load_task(name)

@@ -391,36 +391,61 @@ class PostgresStore:
         self._with_connection(write)
 
     def claim_next(
-        self, names: Sequence[str], allowed: Collection[State], build: ClaimBuild
+        self,
+        names: Sequence[str],
+        allowed: Collection[State],
+        build: ClaimBuild,
+        *,
+        wait: bool = False,
     ) -> Task | None:
         """One transaction: the first of `names` in a state of `allowed` whose row no other
         host has locked (`FOR UPDATE SKIP LOCKED`) and whose task lock is free (tried, not
         waited for: a holder of `task_lock` is changing it); `build` moves it; the intent,
         its lease with a new fencing token and the task are written before the commit. A
-        task whose attempt another host leases is passed over."""
+        task whose attempt another host leases is passed over. With `wait` the row lock and
+        the task lock are waited for (`FOR UPDATE`, `pg_advisory_xact_lock`), not skipped."""
         states = [str(state) for state in allowed]
 
-        def pick(connection: psycopg.Connection[Any]) -> tuple[Task, str, int | None] | None:
+        def candidates(connection: psycopg.Connection[Any]) -> Iterator[tuple[str, Any]]:
+            """Each task that may be claimed now, its row and its task lock held."""
+            if wait:
+                # The task lock first, then the row: a holder of the task lock saving the
+                # task never waits on a row lock this transaction holds.
+                for name in names:
+                    connection.execute(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"task:{name}",)
+                    )
+                    row = connection.execute(
+                        "SELECT record FROM arc_tasks WHERE name = %s AND state = ANY(%s) "
+                        "FOR UPDATE",
+                        (name, states),
+                    ).fetchone()
+                    if row is not None:
+                        yield name, row[0]
+                return
             left = list(names)
             while left:
-                row = connection.execute(
+                found = connection.execute(
                     "SELECT name, record FROM arc_tasks WHERE name = ANY(%s) "
                     "AND state = ANY(%s) ORDER BY array_position(%s::text[], name) "
                     "LIMIT 1 FOR UPDATE SKIP LOCKED",
                     (left, states, left),
                 ).fetchone()
-                if row is None:
-                    return None
-                name = str(row[0])
+                if found is None:
+                    return
+                name = str(found[0])
                 left.remove(name)
                 free = connection.execute(
                     "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))",
                     (f"task:{name}",),
                 ).fetchone()
-                if free is None or not free[0]:
-                    continue
+                if free is not None and free[0]:
+                    yield name, found[1]
+
+        def pick(connection: psycopg.Connection[Any]) -> tuple[Task, str, int | None] | None:
+            for name, record in candidates(connection):
                 try:
-                    task = _validated(Task, row[1], f"task {name}")
+                    task = _validated(Task, record, f"task {name}")
                 except DamagedFile as error:
                     self.damaged[name] = str(error)
                     continue

@@ -50,8 +50,9 @@ Contract
   tried, not waited for; the files: each under its task lock): `build(task)` moves the task
   and gives the attempt's id and intent, and the intent (with its lease and a new fencing
   token on a shared store) and the moved task are written together (PostgreSQL: one
-  transaction). A task whose attempt another host leases is passed over. Returns the
-  claimed task, or None when none of `names` could be claimed.
+  transaction). A task whose attempt another host leases is passed over. With `wait` (one
+  task named, `radian arc start`) a task another holds is waited for and read again, not
+  passed over. Returns the claimed task, or None when none of `names` could be claimed.
 - `change_mark()` is a value that changes whenever a record changes (serve's page waits on
   it). Every save is noted in order: `start_changes()` gives the position a loop's full scan
   starts from, `changes_since(position)` the (kind, name) of each save after it ("task" or
@@ -139,7 +140,12 @@ class Store(Protocol):
     def save_task(self, task: Task) -> None: ...
     def task_names(self) -> list[str]: ...
     def claim_next(
-        self, names: Sequence[str], allowed: Collection[State], build: ClaimBuild
+        self,
+        names: Sequence[str],
+        allowed: Collection[State],
+        build: ClaimBuild,
+        *,
+        wait: bool = False,
     ) -> Task | None: ...
     def names_in(self, *states: State) -> list[str]: ...
     def task_records(self, plan: Plan) -> list[tuple[str, dict[str, Any] | None]]: ...
