@@ -299,7 +299,8 @@ class Loop:
                 return
             if claimed is None:
                 return
-            left = [name for name in left if name != claimed[0].task]
+            # Those before it were passed over: each name is tried once a pass, as before.
+            left = left[left.index(claimed[0].task) + 1 :]
             self._launch(*claimed)
 
     def _ask_claims(self, name: str) -> Decision | None:
