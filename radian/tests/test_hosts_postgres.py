@@ -131,7 +131,10 @@ def test_hosts_on_one_store_claim_run_and_integrate_every_task_once(
 
 
 def test_a_host_killed_mid_plan_leaves_its_tasks_to_the_others(tmp_path: Path, pg_url: str) -> None:
-    clones = hosts(tmp_path, pg_url, 3, 0.6, LEASE_SECS)
+    # Workers of 1.5 s: host a is sure to hold an attempt when it is killed, however loaded
+    # the machine is between seeing its worker start and the kill (at 0.6 s, once in a full
+    # suite run under load, its attempt had ended first and no task was left to take over).
+    clones = hosts(tmp_path, pg_url, 3, 1.5, LEASE_SECS)
     began = time.monotonic()
     runs = [start(clone) for clone in clones]
     killed = runs[0]

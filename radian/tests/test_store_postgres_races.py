@@ -185,6 +185,44 @@ def test_two_hosts_spending_at_once_find_the_plan_budget_used_up_once(
     assert hosts[0].kept_plan_cost("p") == 1.2  # both costs counted, once each
 
 
+def test_no_host_claims_a_task_of_a_plan_whose_budget_another_host_used_up(
+    hosts: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """Between the addition that uses a plan's budget up and that host's pausing the plan,
+    another host's claim must not start a task of the plan (it would spend past the budget
+    too); while a host is adding to the plan's total, its tasks are passed over, not waited
+    for. A task named by start (`claim`) is the person's choice and is not held back."""
+    first, second = hosts
+    _load(first, ["a", "b", "c"], max_cost_usd=1.0)
+    with first.task_lock("a"):
+        task = first.load_task("a")
+        add_cost(first, task, 1.2)  # the budget used up; the plan not paused yet
+        first.save_task(task)
+    assert first.load_plan("p").auto  # the window: the plan still runs by itself
+    assert claim_next(second, ArcConfig(), ["b", "c"], FakeClock()) is None
+    got: list[object] = []
+    _load_other(second)
+    with psycopg.connect(first.url) as other, other.transaction():
+        other.execute("SELECT 1 FROM arc_plans WHERE name = 'q' FOR UPDATE")  # a spend on q
+        _in_time(threading.Thread(target=lambda: got.append(
+            claim_next(second, ArcConfig(), ["q1"], FakeClock()))))  # fmt: skip
+        assert got == [None]  # passed over while q's total is being added to
+    claimed = claim_next(second, ArcConfig(), ["b", "q1"], FakeClock())
+    assert claimed is not None and claimed[0].task == "q1"  # another plan's task goes on
+    started = claim(second, ArcConfig(), "b", FakeClock())
+    assert started is not None and started[0].task == "b"
+
+
+def _load_other(store: PostgresStore) -> None:
+    template = Task(name="_", plan="q", branch=branch_for("_"), created_at=NOW, updated_at=NOW)
+    with store.registry_lock():
+        store.write_loaded_plan(
+            Plan(name="q", confirmed=True, max_cost_usd=5.0),
+            template,
+            [NewTask(name="q1", own={}, brief="do q1\n")],
+        )
+
+
 def test_an_integration_waits_for_another_hosts_into_the_same_target(
     hosts: tuple[PostgresStore, PostgresStore], tmp_path: Path
 ) -> None:

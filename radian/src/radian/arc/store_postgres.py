@@ -443,7 +443,14 @@ class PostgresStore:
                     yield name, found[1]
 
         def pick(connection: psycopg.Connection[Any]) -> tuple[Task, str, int | None] | None:
+            spendable: dict[str, bool] = {}
             for name, record in candidates(connection):
+                plan = str(record.get("plan", "")) if isinstance(record, dict) else ""
+                if not wait and plan:
+                    if plan not in spendable:
+                        spendable[plan] = _plan_may_spend(connection, plan)
+                    if not spendable[plan]:
+                        continue  # its plan's budget is used up, or being added to now
                 try:
                     task = _validated(Task, record, f"task {name}")
                 except DamagedFile as error:
@@ -870,3 +877,22 @@ def _validated(model: type[ModelT], data: Any, label: str) -> ModelT:
     except ValidationError as error:
         problems = describe_validation_error(error, label).replace(f"{label}: ", "")
         raise DamagedFile(damaged_file(label, wrong_fields(problems))) from None
+
+
+def _plan_may_spend(connection: psycopg.Connection[Any], plan: str) -> bool:
+    """May a host claim a task of `plan` now: its budget is not used up by the running total
+    as committed. The plan's row is read `FOR SHARE SKIP LOCKED`: while another host's
+    `spend` holds it (adding a cost that may use the budget up, before that host pauses the
+    plan), the plan's tasks are passed over this time, not waited for."""
+    row = connection.execute(
+        "SELECT (p.record->>'max_cost_usd')::double precision, "
+        "coalesce((SELECT c.cost_usd FROM arc_costs c WHERE c.plan = p.name), "
+        "(SELECT coalesce(sum((t.record->>'cost_usd')::double precision), 0) "
+        "FROM arc_tasks t WHERE t.plan = p.name)) "
+        "FROM arc_plans p WHERE p.name = %s FOR SHARE OF p SKIP LOCKED",
+        (plan,),
+    ).fetchone()
+    if row is None:
+        return False  # being written by another transaction (or gone): not this time
+    limit, spent = row
+    return limit is None or float(spent) < float(limit)
