@@ -5,6 +5,7 @@ its session for the next attempt to resume. Through the real command line, real 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -62,11 +63,18 @@ def reported(repo: Path, attempt_id: str) -> Callable[[], bool]:
     return lambda: stdout.is_file() and b'"progress"' in stdout.read_bytes()
 
 
-def stop(run: subprocess.Popen[bytes], how: str) -> None:
+def stop(run: subprocess.Popen[bytes], how: str, repo: Path | None = None) -> None:
     if how == "ctrl-c":
         os.killpg(run.pid, signal.SIGINT)  # the terminal's Ctrl-C: the whole foreground group
-    else:
+    elif how == "sigterm":
         run.send_signal(signal.SIGTERM)  # to run alone, as a service manager's stop does
+    else:  # `radian arc stop`, from another terminal
+        assert repo is not None
+        said = subprocess.run([RADIAN, "arc", "stop", "--json"], cwd=repo, capture_output=True,
+                              text=True, timeout=120, env=run_env())  # fmt: skip
+        assert said.returncode == 0, said.stdout + said.stderr
+        result = json.loads(said.stdout)["result"]
+        assert (result["kind"], result["pid"], result["stopped"]) == ("run_stopped", run.pid, True)
 
 
 # The session's total as the worker reports it at each stop, then at its Result.
@@ -74,7 +82,19 @@ SO_FAR = {"001": 0.10, "002": 0.25, "003": 0.45}
 FINAL = 0.60
 
 
-@pytest.mark.parametrize(("how", "exit_code"), [("ctrl-c", 130), ("sigterm", 143)])
+def test_stop_with_no_run_says_so(
+    git_repo: Path, clock: FakeClock, scripted_worker: Worker
+) -> None:
+    write_config(git_repo, scripted_worker({}))
+    said = subprocess.run([RADIAN, "arc", "stop"], cwd=git_repo, capture_output=True,
+                          text=True, timeout=60, env=run_env())  # fmt: skip
+    assert (said.returncode, said.stdout) == (1, "")
+    assert said.stderr == "no radian arc run is working on this repository\n"
+
+
+@pytest.mark.parametrize(
+    ("how", "exit_code"), [("ctrl-c", 130), ("sigterm", 143), ("radian arc stop", 143)]
+)
 def test_three_stops_use_no_retry_count_the_spend_and_resume_the_session(
     git_repo: Path,
     clock: FakeClock,
@@ -95,7 +115,7 @@ def test_three_stops_use_no_retry_count_the_spend_and_resume_the_session(
         out = tmp_path / f"run-{number}.out"
         with arc_run(git_repo, out) as run:
             wait_for(reported(git_repo, attempt_id))
-            stop(run, how)
+            stop(run, how, git_repo)
             assert run.wait(timeout=60) == exit_code, out.read_text()
         text = out.read_text()
         assert "t interrupted -> todo.ready (no retry used)\n" in text, text

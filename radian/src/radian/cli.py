@@ -435,6 +435,23 @@ def start(context: Context, name: str) -> None:
     _finish(_guard(lambda: _loop(context).start(name)))
 
 
+@arc.command()
+@click.option(
+    "--wait", "wait_secs", type=float, default=60.0, show_default=True,
+    help="Seconds to wait for the run to stop (0: do not wait).",
+)  # fmt: skip
+@json_option
+@pass_context
+def stop(context: Context, wait_secs: float) -> None:
+    """Stop this repository's radian arc run as SIGTERM does: no retry used."""
+    from radian.arc.stopping import stop_run
+
+    stopped = _guard(lambda: stop_run(context.store, wait_secs=wait_secs))
+    _emit(stopped)
+    if not stopped.stopped and wait_secs > 0:
+        raise SystemExit(1)
+
+
 @arc.command("show")
 @click.argument("name", metavar="TASK", required=False)
 @click.option(

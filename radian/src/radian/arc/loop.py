@@ -54,6 +54,7 @@ from radian.arc.settle import (
     terminated_outcome,
 )
 from radian.arc.states import FAILED_STATES, State
+from radian.arc.stopping import note_run
 from radian.arc.store import ArcStore
 from radian.arc.store_protocol import Store
 from radian.arc.worker.files import STOP_INTERRUPT
@@ -208,6 +209,7 @@ class Loop:
             lock.acquire(timeout=0)
         except Timeout:
             raise ArcError(texts.run_already_active()) from None
+        noted = note_run(self.store.repo_root)  # for `radian arc stop`
         try:
             # What a run's attempts fetch and push costs grows with the repository's loose
             # refs (one or more per task ever run): packed once per run, it stays flat.
@@ -221,6 +223,7 @@ class Loop:
         finally:
             self.store.index = None
             self._pool.shutdown(wait=True)
+            noted.unlink(missing_ok=True)
             lock.release()
         return self.report
 

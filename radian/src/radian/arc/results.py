@@ -144,6 +144,21 @@ class CleanedUp(CommandResult):
 
 
 @dataclass(frozen=True)
+class RunStopped(CommandResult):
+    """`radian arc stop`: the run told to stop, and whether it had stopped within the wait."""
+
+    kind: ClassVar[str] = "run_stopped"
+    pid: int
+    stopped: bool
+    waited_secs: float
+
+    def lines(self) -> list[str]:
+        if self.stopped:
+            return [texts.run_stopped(self.pid)]
+        return [texts.run_told_to_stop(self.pid, self.waited_secs)]
+
+
+@dataclass(frozen=True)
 class StoreMigrated(CommandResult):
     kind: ClassVar[str] = "store_migrated"
     plans: int

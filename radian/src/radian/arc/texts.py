@@ -152,6 +152,24 @@ def cannot_reset_budget(task: str, state: str) -> str:
     return f"{task} is {state}: reset-budget applies to a todo.paused_budget task"
 
 
+def no_run_to_stop() -> str:
+    return "no radian arc run is working on this repository"
+
+
+def run_not_named() -> str:
+    return "a radian arc run holds this repository's run lock but left no process id to stop"
+
+
+def run_stopped(pid: int) -> str:
+    return f"radian arc run (process {pid}) stopped: its attempts are interrupted, no retry used"
+
+
+def run_told_to_stop(pid: int, waited_secs: float) -> str:
+    if waited_secs <= 0:
+        return f"radian arc run (process {pid}) told to stop"
+    return f"radian arc run (process {pid}) told to stop; still stopping after {waited_secs:g} s"
+
+
 def run_already_active() -> str:
     return "another radian arc run is working on this repository"
 
