@@ -265,3 +265,28 @@ def test_an_integration_waits_for_another_hosts_into_the_same_target(
     after = second.integration_lock("main")
     after.acquire(timeout=5)  # host 1 is done: host 2 integrates
     after.release()
+
+
+def test_a_change_committed_after_a_later_one_was_read_is_still_given(
+    hosts: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """A journal id is taken when the change is written, not when it commits: a change whose
+    transaction commits after a later id was read must reach the reader's next look (before,
+    `id > position` skipped it for good, and a host's index waited on a task it still took
+    for working)."""
+    first, second = hosts
+    _load(first, ["a", "b"])
+    position = second.start_changes()
+    with psycopg.connect(first.url) as slow, psycopg.connect(first.url, autocommit=True) as fast:
+        with slow.transaction():
+            slow.execute("INSERT INTO arc_changes (kind, name) VALUES ('task', 'a')")
+            fast.execute("INSERT INTO arc_changes (kind, name) VALUES ('task', 'b')")
+            found = second.changes_since(position)
+            assert found is not None
+            position, changes = found
+            assert changes == [("task", "b")]
+        found = second.changes_since(position)  # the slow transaction committed now
+        assert found is not None
+        position, changes = found
+        assert changes == [("task", "a")]
+        assert second.changes_since(position) == (position, [])  # given once

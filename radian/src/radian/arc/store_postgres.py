@@ -97,6 +97,8 @@ CREATE TABLE IF NOT EXISTS arc_changes (
 # Taken while the schema is made, so two hosts starting at once do not race on it.
 _SCHEMA_LOCK = 0x7261646961 << 8
 DEFAULT_LEASE_SECS = 60.0
+# How far back (in journal ids) each look at the change journal reads again.
+_JOURNAL_LOOKBACK = 500
 _CONNECTION_RETRIES = 30  # a restarted server: tried again for about this many seconds
 
 T = TypeVar("T")
@@ -122,6 +124,7 @@ class PostgresStore:
         self.repo_root = Path(repo_root).resolve()
         self.url = url
         self.shared = True
+        self._given: set[int] = set()  # journal ids given lately (changes_since)
         # This host in the leases: [hosts] name, default <hostname>:<repository path>.
         self.host = host or f"{socket.gethostname()}:{self.repo_root}"
         self.lease_secs = lease_secs
@@ -507,15 +510,29 @@ class PostgresStore:
 
     def start_changes(self) -> int:
         row = self._one("SELECT coalesce(max(id), 0) FROM arc_changes", ())
-        return 0 if row is None else int(row[0])
+        position = 0 if row is None else int(row[0])
+        # What the scan after this reads holds every change committed up to here; one
+        # committed later is given by changes_since's look back.
+        since = max(0, position - _JOURNAL_LOOKBACK)
+        rows = self._all("SELECT id FROM arc_changes WHERE id > %s", (since,))
+        self._given = {int(found[0]) for found in rows}
+        return position
 
     def changes_since(self, position: int) -> tuple[int, list[tuple[str, str]]] | None:
+        # A journal id is taken when a change's transaction writes it, not when it commits:
+        # a transaction that took id 100 may commit after one that took 101 was read, and
+        # `id > 101` would never see it (a host's index then waited for good on a task it
+        # still took for working). So each look reads the last ids before the position
+        # again and gives the changes among them not given yet.
+        since = max(0, position - _JOURNAL_LOOKBACK)
         rows = self._all(
-            "SELECT id, kind, name FROM arc_changes WHERE id > %s ORDER BY id", (position,)
+            "SELECT id, kind, name FROM arc_changes WHERE id > %s ORDER BY id", (since,)
         )
-        if not rows:
-            return position, []
-        return int(rows[-1][0]), [(kind, name) for _, kind, name in rows]
+        fresh = [(int(id_), kind, name) for id_, kind, name in rows if id_ not in self._given]
+        last = max([position, *(id_ for id_, _, _ in fresh)])
+        self._given = {id_ for id_ in self._given if id_ > last - _JOURNAL_LOOKBACK}
+        self._given.update(id_ for id_, _, _ in fresh if id_ > last - _JOURNAL_LOOKBACK)
+        return last, [(kind, name) for _, kind, name in fresh]
 
     def read_brief(self, task: str) -> str:
         row = self._one("SELECT brief FROM arc_tasks WHERE name = %s", (task,))
