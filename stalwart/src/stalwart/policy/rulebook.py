@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 from stalwart import texts
 from stalwart.errors import ConfigError
+from stalwart.record.history import PastCall as PastCall  # the record's own type, read here
 
 Comparison = Literal["<=", "<", ">=", ">"]
 
@@ -60,16 +61,6 @@ COMPARISONS: Mapping[str, Callable[[Decimal, Decimal], bool]] = {
 
 
 # Where a value may come from, as a `require` rule names it, and as a person reads it.
-
-
-@dataclass(frozen=True)
-class PastCall:
-    """What the record says about an earlier call in this session."""
-
-    tool: str
-    args: Mapping[str, Any]
-    ran: bool  # it ran (outcome recorded as success)
-    undone: bool  # it was undone later
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import Clock
-from ..policy.rulebook import PastCall
 from . import Changes, SessionRecord, Store
+from .history import PastCall
 from .lease import Lease
 from .schema import (
     TOOK_EFFECT,
