@@ -12,7 +12,7 @@ import pytest
 
 from stalwart.config import load_agent, load_project
 from stalwart.texts import LINT_TEXTS
-from stalwart.tools.lints import (
+from stalwart.verify.lints import (
     Lint,
     lint_agent,
     lint_project,

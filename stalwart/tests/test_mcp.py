@@ -21,8 +21,8 @@ import pytest
 
 from stalwart import Agent, Reply, texts
 from stalwart.errors import ConfigError
-from stalwart.tools.lints import lint_project
 from stalwart.tools.mcp import IDEMPOTENCY_META_KEY, McpToolSpec
+from stalwart.verify.lints import lint_project
 
 SERVER = Path(__file__).with_name("mcp_shop_server.py")
 TOOLS = "[get_order, charge_card, refund_card, update_crm, restore_crm, provision_account]"

@@ -18,9 +18,9 @@ from test_mcp import SERVER, write_project
 
 from stalwart import Agent, texts
 from stalwart.config import load_project
-from stalwart.tools.lints import lint_project
 from stalwart.tools.mcp_seen import seen_path
 from stalwart.verify import verify_project
+from stalwart.verify.lints import lint_project
 
 STALWART = str(Path(sys.executable).parent / "stalwart")
 

@@ -27,7 +27,7 @@ from stalwart.selector.english import GRAMMAR as ENGLISH
 from stalwart.selector.portuguese import GRAMMAR as PORTUGUESE
 from stalwart.selector.vocabulary import vocabulary
 from stalwart.tools import ToolSpec, tool
-from stalwart.tools.lints import lint_agent
+from stalwart.verify.lints import lint_agent
 
 pytestmark = pytest.mark.unit
 

@@ -15,7 +15,7 @@ from stalwart.config import load_agent
 from stalwart.errors import ConfigError, ToolDefinitionError
 from stalwart.selector import read_turn
 from stalwart.tools import ToolSpec, tool
-from stalwart.tools.lints import lint_agent
+from stalwart.verify.lints import lint_agent
 
 pytestmark = pytest.mark.unit
 

@@ -32,7 +32,7 @@ def test_the_reasons_refusals_and_lint_texts_are_in_texts() -> None:
     moved = {
         "selector/core.py": {"NOTHING_SAID", "NO_TOOL_MATCHES", "NOT_ENGLISH"},
         "policy/rulebook.py": {"REFUSAL_TEXTS", "BOUNDS", "SOURCE_KINDS"},
-        "tools/lints.py": {"LINT_TEXTS", "UNBOUND_SOURCE"},
+        "verify/lints.py": {"LINT_TEXTS", "UNBOUND_SOURCE"},
     }
     for module, names in moved.items():
         assert module_constants(SRC / module) & names == set(), module

@@ -5,7 +5,6 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import logs as logs  # the `stalwart` logger's NullHandler, before anything logs
-from ._engine.current import CurrentCall, current_call
 from .agent import Agent, RecordedAnswer, RecordedCall
 from .clock import Clock, FakeClock, SystemClock
 from .errors import (
@@ -58,7 +57,8 @@ from .record.memory import Message
 from .record.usage import RunUsage, SessionUsage, Usage
 from .replies import Ended, Reply, Waiting
 from .tools import ToolSpec, UndoSpec, tool
-from .tools.lints import Lint
+from .tools.current import CurrentCall, current_call
+from .verify.lints import Lint
 
 try:
     __version__ = version("stalwart")

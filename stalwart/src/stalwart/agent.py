@@ -33,10 +33,7 @@ from . import limits, selector, texts
 from ._engine import answers, ending, resume, rollback, runs
 from ._engine.calls import recorded_undo
 from ._engine.context import DEFAULT_MAX_MODEL_CALLS, RunContext
-from ._engine.labels import shown_call
-from ._engine.retry import UNDO_BACKOFF
-from ._engine.sessions import session_id
-from .backoff import Backoff
+from .backoff import UNDO_BACKOFF, Backoff
 from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
 from .errors import (
@@ -52,6 +49,7 @@ from .errors import (
     ToolUnavailable,
     UndoUnavailable,
 )
+from .labels import shown_call
 from .models import DEFAULT_PRICES, BackoffPolicy, Model, ModelProgress, load_model
 from .policy import operator_token
 from .policy.check import Check
@@ -59,11 +57,12 @@ from .record import Store, open_store
 from .record.ledger import Ledger
 from .record.memory import Message, read_next, rewind
 from .record.schema import MODEL_KIND, CallRow, RunRow, replace_row
+from .record.sessions import session_id
 from .record.usage import SessionUsage, session_usage
 from .replies import Ended, Reply, Waiting
 from .selector import Grammar
 from .tools import ToolSpec
-from .tools.lints import Lint, lint_agent
+from .verify.lints import Lint, lint_agent
 
 Reader = Callable[[str, Sequence[ToolSpec]], Any]  # (turn, tools) -> selector.Reading
 

@@ -61,8 +61,8 @@ from pathlib import Path
 import click
 
 from stalwart import limits, logs, texts
-from stalwart._engine.retry import UNDO_BACKOFF
 from stalwart.agent import Agent
+from stalwart.backoff import UNDO_BACKOFF
 from stalwart.clock import SystemClock
 from stalwart.config import (
     ALLOW_OUTSIDE_ENV,
@@ -85,7 +85,6 @@ from stalwart.record import open_store
 from stalwart.record.usage import session_usage
 from stalwart.selector import explain_turn
 from stalwart.texts import resumed_line, verify_passed, verify_unreached
-from stalwart.tools.lints import lint_agent, lint_project
 from stalwart.verify import (
     DEFAULT_MAX_STEPS,
     Report,
@@ -93,6 +92,7 @@ from stalwart.verify import (
     verify_agent,
     verify_project,
 )
+from stalwart.verify.lints import lint_agent, lint_project
 
 EXIT_FINDINGS = 1  # `verify` found something
 EXIT_BAD_CONFIG = 2

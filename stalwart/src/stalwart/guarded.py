@@ -62,6 +62,10 @@ still runs: many workers may look at once, and each run is continued by one of t
 seconds between rounds on the agent's clock (injected). The adapters' drivers give both as
 `driver.continue_answered()` and `driver.serve_answers(stop=...)`.
 
+This module is the engine's second public face, as `stalwart.agent` is its first: `Agent`
+drives stalwart's own runs, this module a foreign loop's, each over the private engine
+(`stalwart._engine.guarded` moves the run); nothing else outside the engine imports it.
+
 A tool the framework has and agent.yaml does not declare is taken as a write, confirmed,
 with no undo, and linted (`undeclared_tool`). A `GuardedRun` is used on the thread that
 opened it (its lease is that thread's); an async adapter runs every call on one thread of
@@ -81,8 +85,7 @@ from typing import Any, Generic, TypeVar
 
 from . import limits, logs, texts
 from ._engine import guarded as engine
-from ._engine import resume, runs
-from ._engine.sessions import split_session_id
+from ._engine import resume
 from .agent import Agent, _left_for_another_worker, _reply
 from .clock import Clock
 from .errors import (
@@ -97,9 +100,11 @@ from .policy.check import Check
 from .record.lease import Lease
 from .record.ledger import Ledger
 from .record.schema import CallRow, CallStatus, RunRow, as_recorded
+from .record.sessions import split_session_id
 from .replies import Reply, Waiting
+from .states import ASKING, INTERRUPTED, State
 from .tools import Param, ToolSpec
-from .tools.lints import Lint
+from .verify.lints import Lint
 
 __all__ = [
     "AnsweredRun",
@@ -298,13 +303,13 @@ class Guard:
         as committed (read, no lock): a worker may be driving one now."""
         store = self.agent.store
         found: list[AnsweredRun] = []
-        for sid in store.sessions_with_runs_in([runs.State.RUNNING.value]):
+        for sid in store.sessions_with_runs_in([State.RUNNING.value]):
             record = store.load(sid)
             if record is None or record.session.agent != self.agent.name or not record.runs:
                 continue
             latest = record.runs[-1]
             framework = latest.framework or {}
-            if latest.state != runs.State.RUNNING or framework.get("name") != self.framework:
+            if latest.state != State.RUNNING or framework.get("name") != self.framework:
                 continue
             user, name = split_session_id(sid)
             if user == record.session.user:  # else not an id this agent made
@@ -419,7 +424,7 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
                 raise NotYourSession(texts.not_your_session(user, sid))
             self._ledger = ledger
             latest = ledger.latest_run()
-            self.resumed = latest is not None and latest.state in runs.INTERRUPTED
+            self.resumed = latest is not None and latest.state in INTERRUPTED
             if latest is not None and self.resumed:
                 resume.resume(ledger, self._context, latest)
             guard._opened(sid, self.running)
@@ -446,7 +451,7 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
         """Whether the latest run is this framework's, waiting for it to go on (a step to
         send, or its model to ask): after an approval, or left mid-way by a stopped process."""
         run = self._ledger.latest_run()
-        return run is not None and run.framework is not None and run.state == runs.State.RUNNING
+        return run is not None and run.framework is not None and run.state == State.RUNNING
 
     def reply(self) -> Reply | None:
         """Where the session's latest run stands; None for a session with no run."""
@@ -465,10 +470,10 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
         self._check()
         limits.check_turn(turn)
         latest = self._ledger.latest_run()
-        if latest is not None and latest.state in runs.ASKING:
+        if latest is not None and latest.state in ASKING:
             question = (latest.question or {}).get("text", "")
             raise QuestionPending(texts.question_pending(self.session, question))
-        if latest is not None and latest.state in runs.INTERRUPTED:
+        if latest is not None and latest.state in INTERRUPTED:
             raise _left_for_another_worker(latest)
         run = engine.start(self._ledger, turn, self._guard.framework, kept)
         return _reply(self._ledger, run)
@@ -481,7 +486,7 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
         recorded = _as_recorded_args(self._context.tools.get(tool), args)
         index = engine.find(run, call_id)
         if index is None:
-            if run.state not in (runs.State.RUNNING, runs.State.WAITING):
+            if run.state not in (State.RUNNING, State.WAITING):
                 return self._stopped(run, call_id, tool, recorded)
             run, index = engine.add_step(self._ledger, self._context, run, call_id, tool, recorded)
         else:
@@ -591,11 +596,11 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
             key=call.key if call is not None else None,
             status=call.status if call is not None else None,
         )
-        if run.state not in (runs.State.RUNNING, runs.State.WAITING):
+        if run.state not in (State.RUNNING, State.WAITING):
             return replace(found, reply=_reply(self._ledger, run))
         if call is not None and call.status in _REPLAYED:
             return replace(found, action=StepAction.REPLAY, result=_replayed(call))
-        if run.state == runs.State.WAITING:
+        if run.state == State.WAITING:
             waiting = Waiting.from_record(run.question or {})
             return replace(found, action=StepAction.WAIT, waiting=waiting)
         if index == run.cursor and (call is None or call.status == CallStatus.IN_FLIGHT):

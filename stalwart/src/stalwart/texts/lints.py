@@ -1,10 +1,10 @@
-"""The registration lints' texts (tools/lints.py, stalwart lint)."""
+"""The registration lints' texts (verify/lints.py, stalwart lint)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-# --- the registration lints (tools/lints.py, stalwart lint) ---
+# --- the registration lints (verify/lints.py, stalwart lint) ---
 
 # The chapter's table, as printed; `{...}` are its placeholders.
 LINT_TEXTS: Mapping[str, str] = {

@@ -10,7 +10,7 @@ write's key there. There is no `$result`: a write in doubt returned nothing.
 
 A probe is checked when the catalogue is built (config/catalogue.py: it must exist, be
 a read, and every binding name a real parameter on both sides) and linted
-(tools/lints.py). It is asked by the engine when the write's outcome is in doubt
+(verify/lints.py). It is asked by the engine when the write's outcome is in doubt
 (_engine/probe.py), once, before the person is asked; its answer is evidence shown under
 the question, never an answer to it.
 """

@@ -7,15 +7,15 @@ from dataclasses import replace
 from typing import Any
 
 from .. import texts
-from .._engine.runs import others_would_be_undone
 from ..config import AgentConfig, ProjectConfig, confirms
 from ..policy.check import Check, UndoPlan
 from ..policy.rulebook import ArgumentCap, PastCall, Rulebook, TotalCap
 from ..record.schema import CallRow, CallStatus
+from ..states import others_would_be_undone
 from ..tools import IDEMPOTENCY_KEY_PARAM, ToolSpec, closest_tool
-from ..tools.lints import result_fields
 from ..tools.mcp_seen import changed
 from .findings import DEFAULT_MAX_STEPS, Code, Finding, Report, Route
+from .lints import result_fields
 
 
 def verify_project(project: ProjectConfig, *, max_steps: int = DEFAULT_MAX_STEPS) -> Report:
