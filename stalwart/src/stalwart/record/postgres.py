@@ -74,6 +74,7 @@ from .lease import (
     lease_taken_over,
     next_lease,
 )
+from .operator_log import OperatorLog
 from .schema import (
     ADDED_COLUMNS,
     TABLE_OF,
@@ -98,6 +99,7 @@ _SQL_TYPES = {
 # Serializes CREATE TABLE IF NOT EXISTS across workers starting at once, which can
 # otherwise both try to create the same table type and one fail.
 _DDL_LOCK_KEY = 0x5354_414C_5741_5254  # "STALWART"
+_LOG_DDL_LOCK_KEY = 0x5354_4F50_4C4F_4721  # "STOPLOG!": the operator's log's table
 _KEEPALIVES = (
     "SET tcp_keepalives_idle = 30; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3"
 )
@@ -922,3 +924,16 @@ def _rows(row_type: type, arrays: list[list[Any]]) -> list[Any]:
                 values[at] = float(values[at])
         rows.append(from_values(row_type, values))
     return rows
+
+
+def open_operator_log(url: str, now: Callable[[], float]) -> OperatorLog:
+    """The operator's log (`operator_log.py`) in the PostgreSQL database at `url`."""
+    db = psycopg.connect(url, autocommit=True)
+    with db.transaction():
+        # Workers starting at once would race to create the table's type.
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_LOG_DDL_LOCK_KEY,))
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS operator_actions (seq bigserial PRIMARY KEY, "
+            "at double precision, action text, session text, outcome text, detail text)"
+        )
+    return OperatorLog(db, "%s", now)

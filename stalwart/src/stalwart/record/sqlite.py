@@ -16,7 +16,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ from .lease import (
     lease_taken_over,
     next_lease,
 )
+from .operator_log import OperatorLog
 from .schema import (
     ADDED_COLUMNS,
     MOVABLE,
@@ -558,3 +559,13 @@ def _by_table(changes: Changes) -> list[tuple[type, list[Any]]]:
         (CallRow, changes.calls),
         (MessageRow, changes.messages),
     ]
+
+
+def open_operator_log(path: str, now: Callable[[], float]) -> OperatorLog:
+    """The operator's log (`operator_log.py`) in the SQLite file at `path`."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS operator_actions (seq INTEGER PRIMARY KEY "
+        "AUTOINCREMENT, at REAL, action TEXT, session TEXT, outcome TEXT, detail TEXT)"
+    )
+    return OperatorLog(db, "?", now)

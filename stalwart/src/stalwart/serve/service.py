@@ -34,12 +34,18 @@ from ..errors import (
     StalwartError,
 )
 from ..models import Model
-from ..record import SessionBusy, Store, open_store
+from ..record import (
+    OperatorLog,
+    SessionBusy,
+    Store,
+    open_operator_log,
+    open_store,
+    serves_many_workers,
+)
 from ..record.schema import CallStatus
 from ..replies import Reply
 from ..texts import serve as texts
 from . import operator
-from .audit import OperatorLog, open_log
 from .auth import Authenticator, CookieLogin, ProxyHeader, Signer, load_secret
 from .hooks import Callback, QuestionHook
 from .progress import Board, ObservedStore, ProgressClock
@@ -84,7 +90,7 @@ class Service:
         )
         self.runner = Runner(self.board, run_threads)
         self.hook = QuestionHook(serve.question_hook, on_question)
-        self.operator_log: OperatorLog = open_log(config.record, now=self.clock.now)
+        self.operator_log: OperatorLog = open_operator_log(config.record, now=self.clock.now)
         self.signer = Signer(
             secret or load_secret(serve.secret_env, config.source.parent, config.source.stem)
         )
@@ -250,12 +256,10 @@ class Service:
     def _resumer_agent(self, backoff: Backoff) -> Agent:
         """The agent the resumer uses: on PostgreSQL with a short lock wait of its own."""
         location = self.config.record
-        if not location.startswith(("postgresql://", "postgres://")):
+        if not serves_many_workers(location):
             return self.agent
-        from ..record.postgres import PostgresStore
-
         store = ObservedStore(
-            PostgresStore(location, lock_wait_secs=RESUME_LOCK_WAIT_SECS),
+            open_store(location, lock_wait_secs=RESUME_LOCK_WAIT_SECS),
             self.board,
             backoff.tries,
             self.config.tools,
