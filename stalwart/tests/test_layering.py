@@ -176,6 +176,26 @@ def test_the_codec_is_the_ground_floor(graph: ImportGraph) -> None:
     assert graph.top["stalwart.errors"] == set()
 
 
+# The engine's public faces: `Agent` drives stalwart's own runs, the guarded-run API a
+# foreign framework's, `stalwart.testing` gives a user's tests what they need. Everything
+# else reads the public modules the engine itself reads: `states` (a run's states and
+# their table), `labels`, `backoff`, `record.sessions`, `tools.current`.
+ENGINE_FACES = frozenset({"stalwart.agent", "stalwart.guarded", "stalwart.testing"})
+
+
+def test_nothing_but_the_engines_faces_imports_the_engine(graph: ImportGraph) -> None:
+    outside = [module for module in graph.top if not module.startswith("stalwart._engine")]
+    assert "stalwart.serve.service" in outside, "the package was not read"
+    reached = {
+        f"{module} -> {target}"
+        for module in outside
+        if module not in ENGINE_FACES
+        for target in graph.top[module] | graph.inner[module]
+        if target == "stalwart._engine" or target.startswith("stalwart._engine.")
+    }
+    assert reached == set()
+
+
 def test_the_graph_sees_a_circle_when_there_is_one(tmp_path: Path) -> None:
     """The reader itself: a made-up package with a top-level circle and an inner one."""
     package = tmp_path / "made"

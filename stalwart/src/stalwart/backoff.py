@@ -76,6 +76,12 @@ class Backoff:
         return (self.wait(n) for n in range(1, self.tries))
 
 
+# The undo's schedule: an undo that raises is tried three more times, waiting up to 1, 2
+# and 4 seconds (full jitter). `Agent(undo_backoff=...)` and `stalwart serve` take another.
+UNDO_RETRIES = 3
+UNDO_BACKOFF = Backoff(base=1.0, factor=2.0, retries=UNDO_RETRIES)
+
+
 def _check_try_number(try_number: int) -> None:
     if isinstance(try_number, bool) or not isinstance(try_number, int) or try_number < 1:
         raise ValueError(f"try_number counts from 1; got {try_number!r}")

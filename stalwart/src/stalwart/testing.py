@@ -26,8 +26,7 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
-from ._engine.retry import UNDO_RETRIES
-from .backoff import Backoff, no_jitter
+from .backoff import UNDO_RETRIES, Backoff, no_jitter
 from .clock import FakeClock
 from .errors import ProviderFailure, ScriptExhausted
 from .models.backoff import BackoffPolicy

@@ -11,8 +11,8 @@ from ..policy.provenance import all_from_turn
 from ..record.ledger import Ledger
 from ..record.schema import CallRow, RunRow, as_recorded, replace_row
 from ..tools import ToolSpec, UndoSpec
+from ..tools.current import CurrentCall
 from .context import RunContext
-from .current import CurrentCall
 
 
 def step_sources(step: Mapping[str, Any]) -> dict[str, str]:

@@ -35,11 +35,11 @@ from ..record.ledger import Ledger
 from ..record.schema import CallRow, CallStatus, RunRow, as_recorded
 from ..replies import Evidence
 from ..tools import ToolSpec
+from ..tools.current import sending
 from ..tools.paths import parse_path, resolve
 from ..tools.probe import ProbeSpec, probe_bindings
 from .calls import as_current, finish, typed_args
 from .context import RunContext
-from .current import sending
 from .retry import render_error
 
 PROBE_KIND = "probe"

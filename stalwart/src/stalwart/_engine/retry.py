@@ -10,7 +10,7 @@ The schedules:
   (`after_call_failure`);
 - an undo that raises, in doubt or not, is tried again under its own key `UNDO_BACKOFF.retries`
   (three) more times, waiting up to `base * factor ** (n - 1)` seconds after its n-th try
-  (the one `stalwart.backoff.Backoff`, full jitter: 1, 2 and 4 seconds at most).
+  (`stalwart.backoff.UNDO_BACKOFF`, full jitter: 1, 2 and 4 seconds at most).
 
 `render_error` gives the `<error>` in "Undoing <tool> failed after <tries> tries
 (<error>).": the error's class name, a colon and its message (`RuntimeError: refund
@@ -27,6 +27,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from stalwart import logs, texts
+from stalwart.backoff import UNDO_BACKOFF as UNDO_BACKOFF
+from stalwart.backoff import UNDO_RETRIES as UNDO_RETRIES
 from stalwart.backoff import Backoff
 from stalwart.clock import Clock, SystemClock
 from stalwart.errors import UndoGaveUp
@@ -35,7 +37,6 @@ from stalwart.record.schema import readable_text
 from .doubt import in_doubt
 
 CALL_RETRIES = 2
-UNDO_RETRIES = 3
 ERROR_TEXT_LIMIT = 200
 
 T = TypeVar("T")
@@ -80,10 +81,6 @@ def after_call_failure(
     if verdict is AfterFailure.RETRY and tries > CALL_RETRIES:
         return PAST_RETRIES[writes]
     return verdict
-
-
-# The undo's schedule: three more tries, waiting up to 1, 2 and 4 seconds (full jitter).
-UNDO_BACKOFF = Backoff(base=1.0, factor=2.0, retries=UNDO_RETRIES)
 
 
 def send_undo(

@@ -13,18 +13,18 @@ from typing import Any
 
 from .. import logs, texts
 from ..errors import NotRecordable, UndoGaveUp
+from ..labels import as_shown, step_label, step_labels, undo_labels
 from ..policy.check import UndoPlan
 from ..record.ledger import Ledger
 from ..record.memory import rewind
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from ..replies import Waiting
 from ..tools import UndoSpec, closest_tool
+from ..tools.current import sending
 from .calls import as_current, finish, recorded_undo, typed_args, undo_id, undo_row, undo_to_send
 from .context import RunContext
-from .current import sending
 from .doubt import in_doubt
 from .keys import undo_key
-from .labels import as_shown, step_label, step_labels, undo_labels
 from .retry import render_error, send_undo
 
 log = logging.getLogger(logs.RUN)

@@ -1,4 +1,4 @@
-"""A run: its states and transitions as one table, and the step loop that advances it.
+"""A run: the step loop that advances it, through the table of `stalwart.states`.
 
 A run lives in the record (`RunRow`): its state, its steps, the cursor of the next
 step, the question a person is asked, and why it is failing. Each function here takes
@@ -15,128 +15,44 @@ So a write step sent once costs two durable commits: in flight, and outcome.
 
 A person's answers are taken in `answers.py`, a failed run's writes undone in
 `rollback.py`, and a run a stopped process left mid-way resumed in `resume.py`; each
-moves the run only through `move`, by this module's table.
+moves the run only through `move`, by the table of states and transitions in
+`stalwart.states` (public: the interface and `stalwart verify` read it there; its names are
+imported here too, `runs.State` and the rest, for the engine's modules and `Agent`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from enum import StrEnum
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import logs, texts
-from ..errors import NotRecordable, RunStateError, UnkeyableArgument
+from ..errors import NotRecordable, UnkeyableArgument
+from ..labels import step_label, step_labels
 from ..policy.check import Verdict
 from ..record.ledger import Ledger
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from ..replies import Waiting
-from ..tools import ToolSpec
+from ..states import ASKING as ASKING
+from ..states import ENDED as ENDED
+from ..states import INTERRUPTED as INTERRUPTED
+from ..states import TRANSITIONS as TRANSITIONS
+from ..states import Event as Event
+from ..states import State as State
+from ..states import others_would_be_undone
+from ..states import transition as transition
+from ..tools.current import sending
 from ..tools.mcp import destructive
 from . import model_loop
 from .calls import as_current, finish, step_row, step_sources, typed_args
 from .context import RunContext
-from .current import sending
 from .doubt import in_doubt
 from .keys import idempotency_key
-from .labels import step_label, step_labels
 from .probe import ask_probe
 from .retry import AfterFailure, after_call_failure, error_message, render_error
 from .rollback import Left, rewind_run, stopped_reply, undo_writes
 
 log = logging.getLogger(logs.RUN)
-
-
-class State(StrEnum):
-    NEW = "new"  # not yet recorded
-    RUNNING = "running"  # steps are being sent
-    WAITING = "waiting"  # a question waits for a person (a confirmation or an outcome)
-    ROLLING_BACK = "rolling_back"  # the run failed; its writes are being undone
-    DONE = "done"  # every step ran or was skipped
-    ROLLED_BACK = "rolled_back"  # failed, undone as far as it can be, and rewound
-    STUCK = "stuck"  # an undo failed on every try; the rollback stopped; a person is asked
-    ABANDONED = "abandoned"  # a person abandoned a stuck rollback; rewound
-    ENDING = "ending"  # an operator is ending it; the undos it may send are being sent
-    ENDED_BY_OPERATOR = "ended_by_operator"  # an operator ended it (`ending.py`); rewound
-    UNREAD = "unread"  # nothing could be read from the turn; nothing ran
-
-
-class Event(StrEnum):
-    READ = "read"  # the turn was read into steps
-    NOT_READ = "not_read"  # a clause could not be read (on_unread: refuse)
-    TO_MODEL = "to_model"  # a clause could not be read; the model chooses the steps
-    ASK = "ask"  # a write waits for its confirmation
-    APPROVE = "approve"
-    SKIP = "skip"
-    CANCEL_ALL = "cancel all"
-    IN_DOUBT = "in_doubt"  # nobody knows whether a write took effect: a person is asked
-    HAPPENED = "happened"
-    DID_NOT_HAPPEN = "did not happen"
-    STEP_FAILED = "step_failed"  # a tool raised
-    REFUSED = "refused"  # the check refused a step
-    MODEL_FAILED = "model_failed"  # the model could not answer, or would not stop
-    FINISHED = "finished"  # no step remains
-    UNDONE = "undone"  # nothing remains to undo
-    UNDO_FAILED = "undo_failed"  # an undo failed on every try
-    RETRY_UNDO = "retry"
-    DONE_BY_HAND = "done by hand"
-    ABANDON = "abandon"
-    OPERATOR_UNDO = "operator_undo"  # an operator undoes an ended run from outside
-    OPERATOR_END = "operator_end"  # an operator ends a run that cannot go on
-    ENDED = "ended"  # the operator's ending is over: what remains is a person's
-
-
-TRANSITIONS: Mapping[tuple[State, Event], State] = {
-    (State.NEW, Event.READ): State.RUNNING,
-    (State.NEW, Event.NOT_READ): State.UNREAD,
-    (State.NEW, Event.TO_MODEL): State.RUNNING,
-    (State.RUNNING, Event.ASK): State.WAITING,
-    (State.WAITING, Event.APPROVE): State.RUNNING,
-    (State.WAITING, Event.SKIP): State.RUNNING,
-    (State.WAITING, Event.CANCEL_ALL): State.ROLLING_BACK,
-    (State.RUNNING, Event.IN_DOUBT): State.WAITING,
-    (State.WAITING, Event.HAPPENED): State.RUNNING,
-    (State.WAITING, Event.DID_NOT_HAPPEN): State.ROLLING_BACK,
-    (State.RUNNING, Event.STEP_FAILED): State.ROLLING_BACK,
-    (State.RUNNING, Event.REFUSED): State.ROLLING_BACK,
-    (State.RUNNING, Event.MODEL_FAILED): State.ROLLING_BACK,
-    (State.RUNNING, Event.FINISHED): State.DONE,
-    (State.ROLLING_BACK, Event.UNDONE): State.ROLLED_BACK,
-    (State.ROLLING_BACK, Event.UNDO_FAILED): State.STUCK,
-    (State.STUCK, Event.RETRY_UNDO): State.ROLLING_BACK,
-    (State.STUCK, Event.DONE_BY_HAND): State.ROLLING_BACK,
-    (State.STUCK, Event.ABANDON): State.ABANDONED,
-    (State.DONE, Event.OPERATOR_UNDO): State.ROLLING_BACK,
-    (State.ROLLED_BACK, Event.OPERATOR_UNDO): State.ROLLING_BACK,
-    (State.ABANDONED, Event.OPERATOR_UNDO): State.ROLLING_BACK,
-    (State.WAITING, Event.OPERATOR_END): State.ENDING,
-    (State.STUCK, Event.OPERATOR_END): State.ENDING,
-    (State.RUNNING, Event.OPERATOR_END): State.ENDING,
-    (State.ROLLING_BACK, Event.OPERATOR_END): State.ENDING,
-    (State.ENDING, Event.ENDED): State.ENDED_BY_OPERATOR,
-}
-
-# A run in one of these states takes no further step of its own; only an operator's undo
-# moves it again (not one an operator ended: what it left was handed to a person). STUCK
-# is not among them: it still has writes to undo, and a person is asked what to do.
-ENDED = frozenset(
-    {State.DONE, State.ROLLED_BACK, State.ABANDONED, State.UNREAD, State.ENDED_BY_OPERATOR}
-)
-
-# States a run is in only while a process is advancing it; found under the session's lock,
-# they mean that process stopped mid-way, and the run is resumed (an ending, finished).
-INTERRUPTED = frozenset({State.RUNNING, State.ROLLING_BACK, State.ENDING})
-
-# States in which a run has a question waiting for a person.
-ASKING = frozenset({State.WAITING, State.STUCK})
-
-
-def transition(state: str, event: Event) -> State:
-    """The state a run in `state` moves to on `event`; RunStateError if the table has none."""
-    try:
-        return TRANSITIONS[(State(state), event)]
-    except (KeyError, ValueError):
-        raise RunStateError(f"a run {state!r} cannot take {event.value!r}") from None
 
 
 def move(ledger: Ledger, run: RunRow, event: Event, **changes: Any) -> RunRow:
@@ -321,22 +237,6 @@ def _others_would_be_undone(ledger: Ledger, context: RunContext, run: RunRow, in
     # A foreign loop's model, like stalwart's own, may still choose more steps.
     model_run = run.framework is not None or model_loop.is_model_run(ledger, run)
     return others_would_be_undone(earlier, later, model_run=model_run)
-
-
-def others_would_be_undone(
-    earlier: Iterable[ToolSpec], later: Iterable[ToolSpec], *, model_run: bool
-) -> bool:
-    """Whether a step's confirmation says the chapter's sentence for a run in which other
-    writes would be undone: a write with an undo took effect before it (`earlier`: the
-    run's writes that took effect), or a write with an undo comes after it (`later`: the
-    run's steps after it), or a model may still choose more steps. An irreversible write,
-    or one that declares no undo, is never undone, so two of them in one run do not make
-    it. `stalwart verify` asks the same."""
-    return (
-        any(spec.writes and spec.undo is not None for spec in earlier)
-        or any(spec.writes and spec.undo is not None for spec in later)
-        or model_run
-    )
 
 
 # How a call is sent: (its arguments, typed; its key) -> what it returned. `ToolSpec.call`

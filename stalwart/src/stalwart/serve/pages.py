@@ -21,8 +21,8 @@ from markupsafe import Markup, escape
 from starlette.concurrency import run_in_threadpool
 
 from .. import texts as run_texts
-from .._engine.labels import shown_args, shown_call
 from ..errors import NotSignedIn
+from ..labels import shown_args, shown_call
 from ..replies import Reply
 from ..texts import serve as texts
 from .auth import OPERATOR_COOKIE, USER_COOKIE, CookieLogin

@@ -22,8 +22,8 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 
-from .._engine.labels import shown_call, step_label, step_labels
 from ..clock import Clock
+from ..labels import shown_call, step_label, step_labels
 from ..record import Changes, SessionRecord, Store
 from ..record.lease import Lease
 from ..record.schema import MODEL_KIND, CallRow, CallStatus

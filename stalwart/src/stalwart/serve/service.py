@@ -18,11 +18,8 @@ from functools import partial
 from typing import Any
 
 from .. import limits, logs
-from .._engine.retry import UNDO_BACKOFF
-from .._engine.runs import INTERRUPTED
-from .._engine.sessions import split_session_id
 from ..agent import Agent
-from ..backoff import Backoff
+from ..backoff import UNDO_BACKOFF, Backoff
 from ..clock import Clock, SystemClock
 from ..config import AgentConfig
 from ..errors import (
@@ -43,7 +40,9 @@ from ..record import (
     serves_many_workers,
 )
 from ..record.schema import CallStatus
+from ..record.sessions import split_session_id
 from ..replies import Reply
+from ..states import INTERRUPTED
 from ..texts import serve as texts
 from . import operator
 from .auth import Authenticator, CookieLogin, ProxyHeader, Signer, load_secret

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import texts as run_texts
-from .._engine.labels import step_label, step_labels
-from .._engine.runs import ASKING, State
 from ..agent import (
     Agent,
     RecordedAnswer,
@@ -23,9 +21,11 @@ from ..agent import (
     reply_detail,
 )
 from ..errors import InputRefused, SessionNotFound
+from ..labels import step_label, step_labels
 from ..record.memory import Message, read_next
 from ..record.schema import CallRow, CallStatus, RunRow
 from ..replies import Waiting
+from ..states import ASKING, State
 from ..texts import serve as texts
 from .questions import question_id
 

@@ -12,7 +12,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .. import texts
-from .._engine.calls import typed_args
 from ..config import AgentConfig, ProjectConfig
 from ..errors import ConfigError
 from ..selector import Reading, read_turn
@@ -138,6 +137,6 @@ def _shown_reading(
     shown: list[str] = []
     for tool, args in steps:
         spec = agent.tools.get(tool)
-        typed = typed_args(spec, args) if spec is not None else dict(args)
+        typed = spec.typed(args) if spec is not None else dict(args)
         shown.append(texts.call_text(tool, typed))
     return texts.verify_steps(shown)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .. import texts
-from ..record.schema import CallRow, RunRow
-from ..tools import ToolSpec
+from . import texts
+from .record.schema import CallRow, RunRow
+from .tools import ToolSpec
 
 
 def as_shown(tools: Mapping[str, ToolSpec], tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
