@@ -39,7 +39,6 @@ from radian.arc import commands, show, status
 from radian.arc.budget import plan_spent
 from radian.arc.clock import FakeClock, SystemClock, format_utc
 from radian.arc.config import ArcConfig
-from radian.arc.due import DueIndex
 from radian.arc.loaded import NewTask
 from radian.arc.loop import Loop
 from radian.arc.records import Plan, Task
@@ -294,10 +293,8 @@ def scale(args: argparse.Namespace) -> None:
         store = waiting_repo(root, args.tasks, clock)
         loop = Loop(store, ArcConfig(), clock, echo=lambda line: None)
 
-        store.index = DueIndex(store)
-        build = median_secs(store.index.rebuild, 1)
+        build = median_secs(loop.index.rebuild, 1)
         idle = median_secs(loop._pass, args.runs * 4)  # noqa: SLF001 - the pass is what is measured
-        store.index = None
         loop._pool.shutdown()  # noqa: SLF001
         config = ArcConfig()
         one = f"t{args.tasks // 2:05d}"
@@ -340,9 +337,8 @@ def scale(args: argparse.Namespace) -> None:
                               updated_at=format_utc(clock.now()))  # fmt: skip
         fresh = [NewTask(f"t{n:05d}", {}, f"Do {n}.\n") for n in range(args.tasks)]
         ready.write_loaded_plan(Plan(name="big", confirmed=True), ready_template, fresh)
-        ready.index = DueIndex(ready)
-        ready.index.rebuild()
         busy_loop = Loop(ready, ArcConfig(), clock, echo=lambda line: None)
+        busy_loop.index.rebuild()
         busy: Any = {object(): SimpleNamespace(task="x", attempt_id="001") for _ in range(2)}
         busy_loop._running = busy  # noqa: SLF001 - both slots taken
         busy_pass = median_secs(busy_loop._pass, args.runs * 4)  # noqa: SLF001

@@ -28,7 +28,8 @@ from radian.arc.gate.apply import apply_gate
 from radian.arc.gate.findings import Finding
 from radian.arc.gate.pipeline import GateRun
 from radian.arc.gate.verdict import Verdict, next_seq, write_verdict
-from radian.arc.states import State, transition
+from radian.arc.records import transition
+from radian.arc.states import State
 from radian.arc.store import ArcStore
 
 pytestmark = pytest.mark.unit

@@ -23,9 +23,8 @@ def test_a_pass_with_every_slot_busy_looks_for_no_claimable_task(
 ) -> None:
     write_config(git_repo, ["true"], limits={"parallel": 1})
     store = make_plan(git_repo, clock, ["a", "b", "c"])
-    store.index = DueIndex(store)
-    store.index.rebuild()
     loop = Loop(store, load_config(git_repo), clock, echo=lambda line: None)
+    loop.index.rebuild()
     asked: list[int] = []
     original = DueIndex.claimable
 

@@ -15,8 +15,9 @@ from radian.arc.classify import ROWS, Next
 from radian.arc.clock import FakeClock
 from radian.arc.config import ArcConfig, LimitsConfig
 from radian.arc.events import texts_of
+from radian.arc.records import transition
 from radian.arc.settle import AttemptOutcome, settle, terminated_outcome
-from radian.arc.states import State, transition
+from radian.arc.states import State
 
 pytestmark = pytest.mark.unit
 

@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from radian.arc.clock import FakeClock
 from radian.arc.errors import IllegalTransition
-from radian.arc.records import Task
-from radian.arc.states import ALLOWED, State, is_allowed, transition
+from radian.arc.records import Task, transition
+from radian.arc.states import ALLOWED, State, is_allowed
 
 pytestmark = pytest.mark.unit
 

@@ -23,8 +23,8 @@ from typing import Literal
 from radian.arc.clock import Clock
 from radian.arc.config import ArcConfig
 from radian.arc.events import Event
-from radian.arc.records import Plan, Task
-from radian.arc.states import State, transition
+from radian.arc.records import Plan, Task, transition
+from radian.arc.states import State
 from radian.arc.store_protocol import Store
 from radian.arc.texts import plan_auto_off
 

@@ -24,15 +24,15 @@ from radian.arc.config import ArcConfig
 from radian.arc.errors import ConfigError
 from radian.arc.events import Event
 from radian.arc.logs import logger
-from radian.arc.records import Task
+from radian.arc.records import Task, transition
 from radian.arc.settle import (
     outcome_from_end,
     outcome_from_record,
     settle,
     terminated_outcome,
 )
-from radian.arc.states import FAILED_STATES, State, transition
-from radian.arc.store_protocol import ForeignLease, Store
+from radian.arc.states import FAILED_STATES, State
+from radian.arc.store_protocol import ForeignLease, StateLookup, Store
 
 log = logger(__name__)
 
@@ -84,11 +84,11 @@ def check_exec_args(store: Store, config: ArcConfig) -> None:
         raise ConfigError(texts.bad_exec_args(problems))
 
 
-def promote_due_retries(store: Store, clock: Clock, names: list[str] | None = None) -> list[Event]:
-    """todo.retry_wait tasks whose retry_at has passed become todo.ready (among `names`, the
-    due-index's, when given; else every task)."""
+def promote_due_retries(store: Store, clock: Clock, names: list[str]) -> list[Event]:
+    """todo.retry_wait tasks among `names` (the loop's due-index's, or the one `start`
+    names) whose retry_at has passed become todo.ready."""
     events: list[Event] = []
-    for name in store.task_names() if names is None else names:
+    for name in names:
         found = store.try_load_task(name)
         if found is None or found.state is not State.RETRY_WAIT:
             continue
@@ -200,8 +200,11 @@ def recover_orphans(
     failed: list[str] | None = None,
     *,
     adopt: Callable[[Claim], None] | None = None,
+    tasks: StateLookup | None = None,
 ) -> list[Event]:
-    """doing.working tasks whose attempt has no live owner get the end they must have had.
+    """doing.working tasks whose attempt has no live owner get the end they must have had
+    (`tasks`: who says which tasks are doing.working, a loop's due-index; the store by
+    default).
 
     An attempt_result.json already written (the owner died before saving the task) is
     applied as recorded. A wrapper still running (the owner, a `run`, was killed while its
@@ -212,7 +215,7 @@ def recover_orphans(
     attempt left no Result and no live worker: terminated, as the chapter says.
     """
     lines: list[Event] = []
-    for name in store.names_in(State.WORKING):
+    for name in (tasks or store).names_in(State.WORKING):
         found = store.try_load_task(name)
         if found is None or found.state is not State.WORKING:
             continue

@@ -30,8 +30,9 @@ from radian.arc.records import (
     branch_for,
     check_fix_level,
     check_name,
+    transition,
 )
-from radian.arc.states import REWORKABLE_STATES, State, transition
+from radian.arc.states import REWORKABLE_STATES, State
 from radian.arc.store_protocol import Store
 from radian.arc.worker.presets import config_with_worker
 

@@ -1,21 +1,15 @@
 """The due-index: which tasks a pass of the loop must look at, kept without rescanning.
 
-Every save of a task or plan appends one line to `.radian/arc/changes.log` (the journal:
-"task <name>" or "plan <name>", one small O_APPEND write, so lines from many processes never
-interleave). The loop builds its index once by a full scan, then each pass reads only the
-journal's new lines and reloads the tasks and plans they name. A pass then costs what
-changed and what is due, not the number of tasks: 10,000 idle tasks are not read again.
-
-The journal is emptied when a loop starts (under the run lock, before its full scan), so it
-grows only with the changes of one run.
+The loop owns it: built once by a full scan when the loop starts, then each pass reads only
+the saves made since (the store's change journal: `start_changes`, `changes_since`) and
+reloads the tasks and plans they name. A pass then costs what changed and what is due, not
+the number of tasks: 10,000 idle tasks are not read again.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from radian.arc.clock import parse_utc
@@ -24,22 +18,6 @@ from radian.arc.states import State
 
 if TYPE_CHECKING:
     from radian.arc.store_protocol import Store
-
-JOURNAL = "changes.log"
-
-
-def journal_path(root: Path) -> Path:
-    return root / JOURNAL
-
-
-def note_change(root: Path, kind: str, name: str) -> None:
-    """Append "<kind> <name>" to the journal (kind: task or plan)."""
-    root.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(journal_path(root), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(descriptor, f"{kind} {name}\n".encode())
-    finally:
-        os.close(descriptor)
 
 
 @dataclass(frozen=True)
@@ -60,6 +38,7 @@ class DueIndex:
         self._by_state: dict[State, set[str]] = {state: set() for state in State}
         self._position: dict[str, tuple[str, int]] = {}  # task -> (plan, index in the plan)
         self._offset = 0
+        self.built = False
 
     def rebuild(self) -> None:
         """Empty the journal, then scan everything (a change made meanwhile is in the scan or
@@ -73,11 +52,13 @@ class DueIndex:
             self._set_plan(plan)
             for name in plan.tasks:
                 self._reload_task(name)
+        self.built = True
 
     def refresh(self) -> None:
-        """Read the changes since the last look and reload what they name."""
-        found = self.store.changes_since(self._offset)
-        if found is None:  # the journal was emptied by another loop's start: scan again
+        """Read the changes since the last look and reload what they name (the first look
+        is the full scan)."""
+        found = self.store.changes_since(self._offset) if self.built else None
+        if found is None:  # not built yet, or the journal was emptied by another loop's start
             self.rebuild()
             return
         self._offset, changes = found
@@ -132,8 +113,9 @@ class DueIndex:
         plan = self.plans.get(self._position[name][0])
         return plan is not None and plan.confirmed and plan.auto != "off"
 
-    def in_states(self, *states: State) -> list[str]:
-        """Tasks in any of `states`, in plan order."""
+    def names_in(self, *states: State) -> list[str]:
+        """Tasks in any of `states`, in plan order (what the store's `names_in` gives, as of
+        the last look)."""
         found: set[str] = set()
         for state in states:
             found |= self._by_state[state]

@@ -39,7 +39,7 @@ from radian.arc.claims import (
     recover_orphans,
 )
 from radian.arc.cleanup import DONE_STATES, Policy, clean_task
-from radian.arc.clock import Clock, format_utc, parse_utc
+from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
 from radian.arc.due import DueIndex
 from radian.arc.errors import ArcError, DamagedFile, LeaseLost
@@ -56,7 +56,7 @@ from radian.arc.settle import (
 from radian.arc.states import FAILED_STATES, State
 from radian.arc.stopping import note_run
 from radian.arc.store import ArcStore
-from radian.arc.store_protocol import Store
+from radian.arc.store_protocol import StateLookup, Store
 from radian.arc.worker.files import STOP_INTERRUPT
 
 log = logger(__name__)
@@ -69,9 +69,9 @@ POLL_SECS = 0.2
 class Verifier(Protocol):
     def start(self, task: str, attempt_id: str) -> None: ...
 
-    def collect(self) -> list[Event]: ...
+    def collect(self, tasks: StateLookup | None = None) -> list[Event]: ...
 
-    def before_claim(self) -> list[Event]: ...
+    def before_claim(self, tasks: StateLookup | None = None) -> list[Event]: ...
 
     def active(self) -> int: ...
 
@@ -84,10 +84,10 @@ class NoVerifier:
     def start(self, task: str, attempt_id: str) -> None:
         return None
 
-    def collect(self) -> list[Event]:
+    def collect(self, tasks: StateLookup | None = None) -> list[Event]:
         return []
 
-    def before_claim(self) -> list[Event]:
+    def before_claim(self, tasks: StateLookup | None = None) -> list[Event]:
         return []
 
     def active(self) -> int:
@@ -184,6 +184,9 @@ class Loop:
         # processes, so this is real time (a poll, not a backoff).
         self.poll_secs = poll_secs
         self.report = RunReport()
+        # The tasks by state, kept without rescanning (radian.arc.due): built when `run`
+        # starts, refreshed at each look; `start` (one task) asks the store instead.
+        self.index = DueIndex(store)
         self._running: dict[Future[Any], Claim] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, config.limits.parallel))
         self._quarantined: set[str] = set()
@@ -214,14 +217,11 @@ class Loop:
             # What a run's attempts fetch and push costs grows with the repository's loose
             # refs (one or more per task ever run): packed once per run, it stays flat.
             git.pack_refs(self.store.repo_root)
-            index = DueIndex(self.store)
-            index.rebuild()
-            self.store.index = index
+            self.index.rebuild()
             self._run(once)
         except KeyboardInterrupt as stop:
             self._interrupt(stop)
         finally:
-            self.store.index = None
             self._pool.shutdown(wait=True)
             noted.unlink(missing_ok=True)
             lock.release()
@@ -250,19 +250,16 @@ class Loop:
             self._pass()
 
     def _pass(self) -> None:
-        if self.store.index is not None:
-            self.store.index.refresh()
+        index = self.index
+        index.refresh()
         running = {(claim.task, claim.attempt_id) for claim in self._running.values()}
         self.store.heartbeat(running)  # a shared store: this host's leases live on
         self._say(recover_orphans(self.store, self.config, self.clock, running, self.report.failed,
-                                  adopt=self._adopt))  # fmt: skip
-        self._say(self.verifier.collect())
-        self._say(self.verifier.before_claim())
-        index = self.store.index
-        due = index.due_retries(self.clock.now()) if index is not None else None
-        self._say(promote_due_retries(self.store, self.clock, due))
-        if index is not None:
-            index.refresh()
+                                  adopt=self._adopt, tasks=index))  # fmt: skip
+        self._say(self.verifier.collect(index))
+        self._say(self.verifier.before_claim(index))
+        self._say(promote_due_retries(self.store, self.clock, index.due_retries(self.clock.now())))
+        index.refresh()
         # No slot free: no claimable task is looked for (sorting 10,000 ready tasks every
         # poll was most of an idle run's CPU).
         free = len(self._running) < self.config.limits.parallel
@@ -325,7 +322,7 @@ class Loop:
         cleanup = self.config.cleanup
         if not (cleanup.worktrees or cleanup.branches or cleanup.remote_branches):
             return
-        for name in self.store.names_in(*DONE_STATES):
+        for name in self.index.names_in(*DONE_STATES):
             if name in self._cleaned:
                 continue
             self._cleaned.add(name)
@@ -382,17 +379,7 @@ class Loop:
     def _claimable_tasks(self) -> list[str]:
         """todo.ready tasks of confirmed plans whose auto is on, less those another host
         holds."""
-        if self.store.index is not None:
-            return [name for name in self.store.index.claimable() if name not in self._elsewhere]
-        names: list[str] = []
-        for plan in self.store.plans():
-            if not plan.confirmed or plan.auto == "off":
-                continue
-            for name in plan.tasks:
-                task = self.store.try_load_task(name)
-                if task is not None and task.state is State.READY and name not in self._elsewhere:
-                    names.append(name)
-        return names
+        return [name for name in self.index.claimable() if name not in self._elsewhere]
 
     def _others_working(self) -> bool:
         """A shared store: another host's attempt or gate is under way. This loop waits for
@@ -404,11 +391,10 @@ class Loop:
         # Without a gate a delivered task waits in review.verifying for good: no one's work.
         gating = not isinstance(self.verifier, NoVerifier)
         states = (State.WORKING, State.VERIFYING) if gating else (State.WORKING,)
-        return any(name not in mine for name in self.store.names_in(*states))
+        return any(name not in mine for name in self.index.names_in(*states))
 
     def _claimable_now(self) -> bool:
-        if self.store.index is not None:
-            self.store.index.refresh()
+        self.index.refresh()
         return bool(self._claimable_tasks())
 
     def _next_retry_at(self) -> datetime | None:
@@ -416,22 +402,8 @@ class Loop:
         # A gate waiting on an unreachable remote keeps the loop going until its retry_at
         # (whatever the plan's auto), when a verifier is there to run it again.
         gates_after = None if isinstance(self.verifier, NoVerifier) else self.clock.now()
-        if self.store.index is not None:
-            self.store.index.refresh()
-            return self.store.index.next_retry_at(gates_after)
-        earliest: datetime | None = None
-        for plan in self.store.plans():
-            claiming = plan.confirmed and plan.auto != "off"
-            for name in plan.tasks:
-                task = self.store.try_load_task(name)
-                if task is None or not task.retry_at:
-                    continue
-                due = parse_utc(task.retry_at)
-                gate_wait = (task.state is State.VERIFYING and gates_after is not None
-                             and due > gates_after)  # fmt: skip
-                if (task.state is State.RETRY_WAIT and claiming) or gate_wait:
-                    earliest = due if earliest is None or due < earliest else earliest
-        return earliest
+        self.index.refresh()
+        return self.index.next_retry_at(gates_after)
 
     def _wait_for_attempts(self, timeout: float | None) -> None:
         done, _ = wait(list(self._running), timeout=timeout, return_when=FIRST_COMPLETED)
@@ -444,10 +416,11 @@ class Loop:
 
     def _finish_gates(self) -> None:
         """Wait for the gates this command started, and apply their verdicts."""
+        tasks = self.index if self.index.built else None  # `start`: the store is asked
         while self.verifier.active():
             self._wake.wait(self.poll_secs)
-            self._say(self.verifier.collect())
-        self._say(self.verifier.collect())
+            self._say(self.verifier.collect(tasks))
+        self._say(self.verifier.collect(tasks))
 
     def _apply(self, future: Future[Any]) -> None:
         claimed = self._running.pop(future)

@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from radian.arc.clock import parse_utc
-from radian.arc.errors import UsageError
-from radian.arc.states import State
-from radian.arc.texts import bad_fix_level, bad_name
+from radian.arc.clock import Clock, format_utc, parse_utc
+from radian.arc.errors import IllegalTransition, UsageError
+from radian.arc.states import State, is_allowed
+from radian.arc.texts import bad_fix_level, bad_name, illegal_transition
 
 # A name is a path segment and part of a git branch (arc/<task>): letters, digits, ".", "_"
 # and "-", starting with a letter or digit; no "..", no ".lock" or "." at the end.
@@ -111,6 +111,24 @@ class Task(BaseModel):
         if value is not None:
             parse_utc(value)  # a ValueError names what is wrong
         return value
+
+
+def transition(task: Task, to_state: State | str, clock: Clock, **fields: Any) -> Task:
+    """Move `task` to `to_state` and set `fields` on it, or raise IllegalTransition (the
+    table of allowed moves is radian.arc.states').
+
+    The caller holds the task's lock and saves the task afterwards.
+    """
+    target = State(to_state)
+    if not is_allowed(task.state, target):
+        raise IllegalTransition(illegal_transition(task.name, str(task.state), str(target)))
+    for name, value in fields.items():
+        if name not in type(task).model_fields:
+            raise TypeError(f"a task has no field {name!r}")
+        setattr(task, name, value)
+    task.state = target
+    task.updated_at = format_utc(clock.now())
+    return task
 
 
 def branch_for(task: str) -> str:

@@ -17,9 +17,9 @@ from radian.arc.clock import Clock, format_utc_ceil
 from radian.arc.config import ArcConfig
 from radian.arc.events import Event, EventKind
 from radian.arc.logs import logger
-from radian.arc.records import Task, attempt_result
+from radian.arc.records import Task, attempt_result, transition
 from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
-from radian.arc.states import State, transition
+from radian.arc.states import State
 from radian.arc.store_protocol import Store
 
 log = logger(__name__)

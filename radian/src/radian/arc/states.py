@@ -1,20 +1,12 @@
 """The ten task states and the one table of allowed transitions.
 
-Every state change in arc goes through `transition`, which checks this table; nothing else
-assigns a task's state.
+Every state change in arc goes through `radian.arc.records.transition`, which checks this
+table; nothing else assigns a task's state.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
-
-from radian.arc.clock import Clock, format_utc
-from radian.arc.errors import IllegalTransition
-from radian.arc.texts import illegal_transition
-
-if TYPE_CHECKING:
-    from radian.arc.records import Task
 
 
 class State(StrEnum):
@@ -95,20 +87,3 @@ REWORKABLE_STATES = frozenset({S.READY, S.RETRY_WAIT, S.REWORK_PENDING}) | FAILE
 
 def is_allowed(from_state: State | str, to_state: State | str) -> bool:
     return State(to_state) in ALLOWED[State(from_state)]
-
-
-def transition(task: Task, to_state: State | str, clock: Clock, **fields: Any) -> Task:
-    """Move `task` to `to_state` and set `fields` on it, or raise IllegalTransition.
-
-    The caller holds the task's lock and saves the task afterwards.
-    """
-    target = State(to_state)
-    if not is_allowed(task.state, target):
-        raise IllegalTransition(illegal_transition(task.name, str(task.state), str(target)))
-    for name, value in fields.items():
-        if name not in type(task).model_fields:
-            raise TypeError(f"a task has no field {name!r}")
-        setattr(task, name, value)
-    task.state = target
-    task.updated_at = format_utc(clock.now())
-    return task

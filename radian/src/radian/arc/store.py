@@ -26,7 +26,6 @@ from pydantic import BaseModel, ValidationError
 
 from radian.arc.atomic import fsync_dir, read_json, write_json_atomic, write_text_atomic
 from radian.arc.config import describe_validation_error
-from radian.arc.due import DueIndex, journal_path, note_change
 from radian.arc.errors import DamagedFile, NotFoundError
 from radian.arc.loaded import (
     LOADED_DIR,
@@ -38,6 +37,7 @@ from radian.arc.loaded import (
 )
 from radian.arc.records import FORMAT_VERSION, Plan, Task, checked_attempt_result
 from radian.arc.states import State
+from radian.arc.store_journal import changes_since, journal_path, note_change, start_changes
 from radian.arc.store_protocol import ClaimBuild, ForeignLease
 from radian.arc.texts import (
     REWORK_PREFIX,
@@ -79,16 +79,12 @@ class ArcStore:
         self.root = self.repo_root / ARC_DIR
         # What the last scans found damaged: task (or "plan <name>") -> what is wrong.
         self.damaged: dict[str, str] = {}
-        # Set by `radian arc run` (radian.arc.due): the tasks by state, without rescanning.
-        self.index: DueIndex | None = None
         # The tasks of loaded plans that have no folder of their own yet (radian.arc.loaded).
         self.loaded = LoadedPlans(self.root)
         self.shared = False  # one host: no leases
 
     def names_in(self, *states: State) -> list[str]:
-        """The tasks in `states`: from the due-index when a loop keeps one, else a scan."""
-        if self.index is not None:
-            return self.index.in_states(*states)
+        """The tasks in `states`, by a scan (a loop asks its own due-index instead)."""
         wanted = set(states)
         return [
             name
@@ -486,31 +482,10 @@ class ArcStore:
                 _stat(self.root / "runs"), _stat(self.root / "loaded"))  # fmt: skip
 
     def start_changes(self) -> int:
-        """Empty the journal (a loop's start, under the run lock); the position to read
-        changes from."""
-        path = journal_path(self.root)
-        if path.exists():
-            os.truncate(path, 0)
-        return 0
+        return start_changes(self.root)
 
     def changes_since(self, position: int) -> tuple[int, list[tuple[str, str]]] | None:
-        """The journal's complete lines after `position` as (kind, name), with the position
-        after them; None when the journal was emptied since (another loop's start)."""
-        path = journal_path(self.root)
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            size = 0
-        if size < position:
-            return None
-        if size == position:
-            return position, []
-        with path.open("rb") as journal:
-            journal.seek(position)
-            data = journal.read(size - position)
-        complete = data[: data.rfind(b"\n") + 1]
-        changes = [line.partition(" ") for line in complete.decode(errors="replace").splitlines()]
-        return position + len(complete), [(kind, name) for kind, _, name in changes]
+        return changes_since(self.root, position)
 
     def read_brief(self, task: str) -> str:
         """The task's brief: its brief.md, else the brief it was loaded with; "" when the

@@ -38,9 +38,9 @@ from radian.arc.gate.verdict import (
     verdict_file_name,
 )
 from radian.arc.logs import logger
-from radian.arc.records import Plan, Task
+from radian.arc.records import Plan, Task, transition
 from radian.arc.schedule import due_at, retry_backoff_secs
-from radian.arc.states import State, transition
+from radian.arc.states import State
 from radian.arc.store_protocol import Store
 
 log = logger(__name__)

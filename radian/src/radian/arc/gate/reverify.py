@@ -35,10 +35,10 @@ from radian.arc.gate.verdict import (
     Verdict,
     last_verdict,
 )
-from radian.arc.records import Task, attempt_result
+from radian.arc.records import Task, attempt_result, transition
 from radian.arc.results import Reverified
-from radian.arc.states import State, transition
-from radian.arc.store_protocol import Store
+from radian.arc.states import State
+from radian.arc.store_protocol import StateLookup, Store
 
 AUTO_REVERIFY_FILE = "auto_reverify.json"
 HAND_STATES = frozenset({State.REWORK_PENDING, State.READY})
@@ -142,10 +142,14 @@ def tree_failure(store: Store, task: Task) -> Verdict | None:
     return verdict
 
 
-def auto_reverify_candidates(store: Store, config: ArcConfig) -> list[tuple[Task, Verdict]]:
+def auto_reverify_candidates(
+    store: Store, config: ArcConfig, tasks: StateLookup | None = None
+) -> list[tuple[Task, Verdict]]:
+    """`tasks`: who says which tasks are in review.rework_pending (a loop's due-index; the
+    store by default)."""
     found = []
     off = {plan.name for plan in store.plans() if plan.auto == "off"}
-    for name in store.names_in(State.REWORK_PENDING):
+    for name in (tasks or store).names_in(State.REWORK_PENDING):
         task = store.try_load_task(name)
         if task is None or task.plan in off:
             continue
@@ -160,10 +164,15 @@ def auto_reverify_candidates(store: Store, config: ArcConfig) -> list[tuple[Task
 
 
 def auto_reverify(
-    store: Store, config: ArcConfig, clock: Clock, skip: set[str]
+    store: Store,
+    config: ArcConfig,
+    clock: Clock,
+    skip: set[str],
+    tasks: StateLookup | None = None,
 ) -> tuple[list[Event], list[tuple[str, str]]]:
     """Claim the automatic reverifies that are due; (events, (task, attempt) to start)."""
-    candidates = [(t, v) for t, v in auto_reverify_candidates(store, config) if t.name not in skip]
+    found = auto_reverify_candidates(store, config, tasks)
+    candidates = [(t, v) for t, v in found if t.name not in skip]
     if not candidates:
         return [], []
     remote_sha = git.remote_branch_sha(
