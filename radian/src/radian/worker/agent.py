@@ -11,10 +11,11 @@ from typing import Any
 import acp
 from acp import schema
 
+from radian.prices import Price
 from radian.worker import sessions, texts
 from radian.worker.limits import DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS
 from radian.worker.models import ModelFailure, ModelTurn, Provider
-from radian.worker.pricing import Price, Tokens, fee_usd
+from radian.worker.pricing import Tokens, fee_usd
 from radian.worker.tools import TOOLS, ToolRunner
 
 CANCELLED_RESULT = "cancelled: the turn was stopped before this ran"

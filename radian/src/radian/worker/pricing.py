@@ -18,13 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-
-@dataclass(frozen=True)
-class Price:
-    input_per_mtok: float
-    output_per_mtok: float
-    cache_read_per_mtok: float | None = None
-    cache_write_per_mtok: float | None = None
+from radian.prices import Price
 
 
 @dataclass(frozen=True)
@@ -66,22 +60,22 @@ def load_prices(path: Path | None) -> dict[str, Price]:
         if not isinstance(entry, Mapping):
             raise ValueError(f"{path}: models.{name} must be a table")
         prices[str(name)] = Price(
-            input_per_mtok=float(entry["input_per_mtok"]),
-            output_per_mtok=float(entry["output_per_mtok"]),
-            cache_read_per_mtok=_optional(entry.get("cache_read_per_mtok")),
-            cache_write_per_mtok=_optional(entry.get("cache_write_per_mtok")),
+            input=float(entry["input_per_mtok"]),
+            output=float(entry["output_per_mtok"]),
+            cached_input=_optional(entry.get("cache_read_per_mtok")),
+            cache_write=_optional(entry.get("cache_write_per_mtok")),
         )
     return prices
 
 
 def fee_usd(price: Price, tokens: Tokens) -> float:
-    cache_read = price.cache_read_per_mtok
-    cache_write = price.cache_write_per_mtok
+    cache_read = price.cached_input
+    cache_write = price.cache_write
     micro = (
-        tokens.input * price.input_per_mtok
-        + tokens.output * price.output_per_mtok
-        + tokens.cache_read * (price.input_per_mtok if cache_read is None else cache_read)
-        + tokens.cache_write * (price.input_per_mtok if cache_write is None else cache_write)
+        tokens.input * price.input
+        + tokens.output * price.output
+        + tokens.cache_read * (price.input if cache_read is None else cache_read)
+        + tokens.cache_write * (price.input if cache_write is None else cache_write)
     )
     return round(micro / 1_000_000, 10)
 

@@ -22,7 +22,8 @@ from radian.arc.worker.formats.base import (
     checked_costs,
 )
 from radian.arc.worker.formats.lines import json_objects
-from radian.arc.worker.formats.prices import Price, price_table
+from radian.arc.worker.formats.prices import price_table
+from radian.prices import Price
 
 __all__ = [
     "CostScope",

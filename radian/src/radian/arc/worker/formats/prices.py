@@ -10,15 +10,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Price:
-    input: float
-    output: float
-    cached_input: float | None = None  # None: cached input costs as much as input
-
+from radian.prices import Price
 
 PRICES: dict[str, Price] = {
     "gpt-5": Price(input=1.25, cached_input=0.125, output=10.0),
