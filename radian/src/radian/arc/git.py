@@ -558,3 +558,19 @@ def moved_by_integrations_only(repo: Path, old: str, new: str, subject: str) -> 
         and bool(subjects)
         and all(line.startswith(subject) for line in subjects)
     )
+
+
+def integration_commit(repo: Path, target: str, subject: str, since: str | None) -> str | None:
+    """The newest commit on `target`'s first-parent line (after `since`, when given) whose
+    subject is exactly `subject` (a task's integration: radian.arc.gate.integration), or
+    None. git filters the messages (a fixed string); only the few that hold it are read."""
+    spec = [target] if since is None else [target, f"^{since}"]
+    completed = run_git(repo, "log", "--first-parent", "--fixed-strings", f"--grep={subject}",
+                        "--format=%H %s", *spec, "--", check=False)  # fmt: skip
+    if completed.returncode != 0 and since is not None:  # `since` unknown here: all of it
+        return integration_commit(repo, target, subject, None)
+    for line in completed.stdout.splitlines():
+        sha, _, found = line.partition(" ")
+        if found == subject:
+            return sha
+    return None

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from filelock import FileLock, Timeout
@@ -40,7 +40,7 @@ from radian.arc.loaded import NewTask, loaded_document
 from radian.arc.records import FORMAT_VERSION, Plan, Task, branch_for, checked_attempt_result
 from radian.arc.states import State
 from radian.arc.store import ArcStore
-from radian.arc.store_protocol import ClaimBuild, ForeignLease
+from radian.arc.store_protocol import ClaimBuild, ForeignLease, LockCheck
 from radian.arc.texts import (
     damaged_file,
     lease_lost,
@@ -49,6 +49,9 @@ from radian.arc.texts import (
     no_such_task,
     wrong_fields,
 )
+
+if TYPE_CHECKING:
+    from radian.arc.due import DueIndex
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -97,6 +100,9 @@ DEFAULT_LEASE_SECS = 60.0
 # How far back (in journal ids) each look at the change journal reads again.
 _JOURNAL_LOOKBACK = 500
 _CONNECTION_RETRIES = 30  # a restarted server: tried again for about this many seconds
+# How long a lock holder whose connection ended tries to take its lock again (the server
+# restarting) before it gives it up as lost.
+_RETAKE_SECS = 30.0
 
 T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -129,6 +135,7 @@ class PostgresStore:
         self._host = ArcStore(self.repo_root)  # this host's folders and its own locks
         self.root = self._host.root
         self.damaged: dict[str, str] = {}
+        self.index: DueIndex | None = None
         self._sleep = sleep or time.sleep
         self._local = threading.local()
         self._connections: list[psycopg.Connection[Any]] = []
@@ -482,6 +489,8 @@ class PostgresStore:
         return names
 
     def names_in(self, *states: State) -> list[str]:
+        if self.index is not None:
+            return self.index.in_states(*states)
         rows = self._all(
             "SELECT t.name FROM arc_tasks t JOIN arc_plans p ON p.name = t.plan "
             "WHERE t.state = ANY(%s) AND NOT p.loading ORDER BY p.name, t.position",
@@ -803,7 +812,16 @@ class PostgresStore:
 class AdvisoryLock:
     """A gate's or an integration's lock across hosts, with filelock's API:
     `acquire(timeout=0)` raises filelock.Timeout when another holds it; held on a connection
-    of its own."""
+    of its own. A server restarting meanwhile (its connections ended, new ones refused for a
+    while) is a lock not had yet: a wait with a timeout goes on through it.
+
+    The lock goes with its connection: a restart of the server, or the connection cut
+    (pg_terminate_backend), lets go of it without its holder knowing, and another host may
+    take it. So a holder asks `recheck()` before the write the lock guards (the integration's
+    push): "held" (its connection answers: still its own), "taken_again" (the connection had
+    ended and the lock was free: its own again, but another may have held it meanwhile, so
+    what was read under it must be read again) or "lost" (another holds it now: act no
+    further on it)."""
 
     def __init__(self, store: PostgresStore, key: str) -> None:
         self._store = store
@@ -816,19 +834,42 @@ class AdvisoryLock:
         if timeout is None or timeout < 0:
             self._connection = self._store._locked(self._key)
             return self
-        connection = psycopg.connect(self._store.url, autocommit=True)
         deadline = time.monotonic() + timeout
+        connection: psycopg.Connection[Any] | None = None
         while True:
-            row = connection.execute(
-                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._key,)
-            ).fetchone()
-            if row is not None and row[0]:
+            row = None
+            try:
+                if connection is None:
+                    connection = psycopg.connect(self._store.url, autocommit=True)
+                row = connection.execute(
+                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (self._key,)
+                ).fetchone()
+            except psycopg.OperationalError:
+                if connection is not None:
+                    connection.close()
+                connection = None
+            if connection is not None and row is not None and row[0]:
                 self._connection = connection
                 return self
             if time.monotonic() >= deadline:
-                connection.close()
+                if connection is not None:
+                    connection.close()
                 raise Timeout(self._key)
             time.sleep(0.05)
+
+    def recheck(self) -> LockCheck:
+        if self._connection is not None:
+            try:
+                self._connection.execute("SELECT 1")
+                return "held"
+            except psycopg.OperationalError:
+                self._connection.close()
+                self._connection = None
+        try:
+            self.acquire(timeout=_RETAKE_SECS)
+        except Timeout:
+            return "lost"
+        return "taken_again"
 
     def release(self) -> None:
         if self._connection is not None:

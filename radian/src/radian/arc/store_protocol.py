@@ -56,9 +56,7 @@ Contract
 - `change_mark()` is a value that changes whenever a record changes (serve's page waits on
   it). Every save is noted in order: `start_changes()` gives the position a loop's full scan
   starts from, `changes_since(position)` the (kind, name) of each save after it ("task" or
-  "plan") with the new position, or None when the loop must scan again (the loop's
-  due-index, radian.arc.due, reads them; the files store keeps them in
-  radian.arc.store_journal, PostgreSQL in its arc_changes table).
+  "plan") with the new position, or None when the loop must scan again (radian.arc.due).
 """
 
 from __future__ import annotations
@@ -67,7 +65,7 @@ from collections.abc import Callable, Collection, Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from filelock import FileLock
 
@@ -75,12 +73,8 @@ from radian.arc.loaded import NewTask
 from radian.arc.records import Plan, Task
 from radian.arc.states import State
 
-
-class StateLookup(Protocol):
-    """Which tasks are in some states, in plan order: the store's query, or a running loop's
-    due-index (radian.arc.due), which answers without reading the records again."""
-
-    def names_in(self, *states: State) -> list[str]: ...
+if TYPE_CHECKING:
+    from radian.arc.due import DueIndex
 
 
 class HostLock(Protocol):
@@ -89,6 +83,21 @@ class HostLock(Protocol):
 
     def acquire(self, timeout: float | None = None) -> Any: ...
     def release(self) -> None: ...
+
+
+# What a fenced lock's holder learns when it asks again (FencedLock.recheck).
+LockCheck = Literal["held", "taken_again", "lost"]
+
+
+@runtime_checkable
+class FencedLock(Protocol):
+    """A HostLock its holder can lose without knowing (PostgreSQL's advisory locks go with
+    their connection: a server restart, a connection cut). Before the write it guards, the
+    holder asks `recheck()`: "held", "taken_again" (lost and taken back: another may have
+    held it meanwhile, read again what was read under it) or "lost" (another holds it now).
+    A clone's own file lock cannot be lost so and has no recheck."""
+
+    def recheck(self) -> LockCheck: ...
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,7 @@ class Store(Protocol):
     repo_root: Path
     root: Path
     damaged: dict[str, str]
+    index: DueIndex | None
     # True when other hosts work on the same records (PostgreSQL): attempts then hold leases.
     shared: bool
 

@@ -42,6 +42,20 @@ def fetch_target(job: GateJob) -> str:
             raise RemoteUnreachable(error.stderr or str(error)) from error
 
 
+def fetch_head(job: GateJob) -> None:
+    """The task's head in this clone, fetched from the remote's task branch when it is not
+    (a gate taken up from another host, whose worker pushed it): merge-tree answers a head it
+    does not have as it answers a conflict, which would send the task to a rework for
+    nothing. A fetch that fails is an outage, as fetch_target's."""
+    if not job.branch or git.rev_parse(job.repo_root, job.head_sha) is not None:
+        return
+    with remote_lock(job.repo_root):
+        try:
+            git.fetch_branch(job.repo_root, job.remote, job.branch)
+        except git.GitError as error:
+            raise RemoteUnreachable(error.stderr or str(error)) from error
+
+
 def check_conflict(job: GateJob, stage: str, main_sha: str) -> StageResult | None:
     """The `conflict` failure of `stage`, or None when the head merges with main_sha."""
     check = git.merge_check(job.repo_root, main_sha, job.head_sha)

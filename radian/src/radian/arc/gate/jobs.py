@@ -47,7 +47,21 @@ def build_job(
         task_dir=store.task_dir(task.name),
         stop=stop,
         integration_lock=store.integration_lock(config.target_branch),
+        branch=task.branch,
+        since_sha=first_base(store, task),
     )
+
+
+def first_base(store: Store, task: Task) -> str | None:
+    """The target's head when the task's first delivered attempt began (its result's
+    base_sha): no integration of the task can be older. The task's own base_sha when no
+    result says (an attempt of an earlier build)."""
+    for attempt_id in task.attempts:
+        record = store.read_attempt_result(task.name, attempt_id) or {}
+        base = record.get("base_sha")
+        if isinstance(base, str) and base:
+            return base
+    return task.base_sha
 
 
 def still_verifying(store: Store, task: str, attempt_id: str) -> bool:

@@ -16,8 +16,8 @@ from radian.arc import git
 from radian.arc.clock import Clock, format_utc
 from radian.arc.gate import texts
 from radian.arc.gate.commands import run_commands
-from radian.arc.gate.conflict import check_conflict, fetch_target
-from radian.arc.gate.integration import run_integration
+from radian.arc.gate.conflict import check_conflict, fetch_head, fetch_target
+from radian.arc.gate.integration import integrated_before, run_integration
 from radian.arc.gate.mutation import run_mutation
 from radian.arc.gate.process import StopRequested
 from radian.arc.gate.review import run_review
@@ -78,6 +78,7 @@ def run_gate(job: GateJob, clock: Clock, still_wanted: Callable[[], bool] | None
     stopped = False
     remote_error: str | None = None
     try:
+        fetch_head(job)
         for stage in stages_of(job):
             if job.stop.is_set() or (still_wanted is not None and not still_wanted()):
                 stopped = True
@@ -111,8 +112,10 @@ def _run_stage(
             result = run_integration(job, worktree=integrate_tree, log_path=log_path)
         else:
             main_sha = fetch_target(job)
-            result = check_conflict(job, stage, main_sha) or _verify(
-                job, stage, seq, main_sha, verify_tree, log_path
+            result = (
+                integrated_before(job, main_sha)  # nothing to verify: integration records it
+                or check_conflict(job, stage, main_sha)
+                or _verify(job, stage, seq, main_sha, verify_tree, log_path)
             )
     except RemoteUnreachable as error:
         # No verdict: the stage did not run. Its log says why, for whoever reads it.

@@ -12,7 +12,7 @@ then on.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from filelock import Timeout
 
@@ -32,7 +32,7 @@ from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.reverify import auto_reverify
 from radian.arc.logs import logger
 from radian.arc.states import State
-from radian.arc.store_protocol import StateLookup, Store
+from radian.arc.store_protocol import Store
 
 log = logger(__name__)
 
@@ -77,10 +77,7 @@ class GateVerifier:
         self._gates[task] = gate
         gate.thread.start()
 
-    def collect(self, tasks: StateLookup | None = None) -> list[Event]:
-        """The verdicts of the gates that ended, applied; then the review.verifying tasks
-        whose gate no one runs taken up (`tasks`: who says which those are, a loop's
-        due-index; the store by default)."""
+    def collect(self) -> list[Event]:
         lines: list[Event] = []
         for task, gate in list(self._gates.items()):
             if not gate.done.is_set():
@@ -89,16 +86,14 @@ class GateVerifier:
             if gate.result is not None and not gate.result.stopped:
                 lines += apply_gate(self.store, self.config, gate.result, self.clock)
         if not self._stop.is_set():
-            lines += self._take_up_orphans(tasks or self.store)
+            lines += self._take_up_orphans()
         return lines
 
-    def before_claim(self, tasks: StateLookup | None = None) -> list[Event]:
+    def before_claim(self) -> list[Event]:
         if self._stop.is_set() or not self._poll_due():
             return []
         try:
-            lines, started = auto_reverify(
-                self.store, self.config, self.clock, set(self._gates), tasks
-            )
+            lines, started = auto_reverify(self.store, self.config, self.clock, set(self._gates))
         except git.GitError as error:
             # The remote cannot be asked now (an outage): nothing is reverified by itself this
             # poll; the next poll asks again. Not a failure of any task.
@@ -132,6 +127,7 @@ class GateVerifier:
             if still_verifying(self.store, gate.task, gate.attempt_id):
                 task = self.store.load_task(gate.task)
                 job = build_job(self.store, self.config, task, gate.attempt_id, self._stop)
+                job = replace(job, gate_lock=lock)  # asked again before the push
                 gate.result = run_gate(
                     job,
                     self.clock,
@@ -143,9 +139,9 @@ class GateVerifier:
             lock.release()
             gate.done.set()
 
-    def _take_up_orphans(self, tasks: StateLookup) -> list[Event]:
+    def _take_up_orphans(self) -> list[Event]:
         lines: list[Event] = []
-        for name in tasks.names_in(State.VERIFYING):
+        for name in self.store.names_in(State.VERIFYING):
             if name in self._gates:
                 continue
             task = self.store.try_load_task(name)

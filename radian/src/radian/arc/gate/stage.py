@@ -29,6 +29,13 @@ class GateJob:
     # The lock held for the whole integration (Store.integration_lock: across the hosts of a
     # shared store); None: this clone's own (radian.arc.gate.conflict.integration_lock).
     integration_lock: HostLock | None = None
+    # The task's gate lock, held by whoever runs this gate (Store.gate_lock): rechecked,
+    # with the integration lock, before the push when it can be lost (FencedLock).
+    gate_lock: HostLock | None = None
+    branch: str = ""  # the task's branch (arc/<task>): fetched when its head is not here
+    # The target's head when the task's first delivered attempt began: every integration of
+    # the task is on the target's first-parent line after it (the look-up's bound).
+    since_sha: str | None = None
 
     @property
     def target_branch(self) -> str:

@@ -95,6 +95,18 @@ def integrated(sha: str, target: str) -> str:
     return f"merged as {short(sha)} and pushed to {target}"
 
 
+def integrated_before(sha: str, target: str) -> str:
+    return f"integrated before as {short(sha)} on {target} (found there, not merged again)"
+
+
+def integration_lock_lost() -> str:
+    return "the integration's lock was lost to another host before the push: nothing pushed"
+
+
+def integration_lock_taken_again() -> str:
+    return "the integration's lock was lost and taken again before the push: from a fresh fetch"
+
+
 def gate_remote_unreachable_log(error: str) -> str:
     return f"the remote cannot be reached (no verdict for this stage; the gate waits): {error}"
 
