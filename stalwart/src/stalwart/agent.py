@@ -60,11 +60,12 @@ from .record.schema import MODEL_KIND, CallRow, RunRow, replace_row
 from .record.sessions import session_id
 from .record.usage import SessionUsage, session_usage
 from .replies import Ended, Reply, Waiting
-from .selector import Grammar
+from .selector import Grammar, Reading
+from .steps import PlannedStep
 from .tools import ToolSpec
 from .verify.lints import Lint, lint_agent
 
-Reader = Callable[[str, Sequence[ToolSpec]], Any]  # (turn, tools) -> selector.Reading
+Reader = Callable[[str, Sequence[ToolSpec]], Reading]  # (turn, tools) -> its reading
 
 
 @dataclass(frozen=True)
@@ -261,8 +262,7 @@ class Agent:
                 run = runs.start_unread(ledger, turn, reading.unread_clause, reading.reason)
             else:
                 steps = [
-                    {"tool": step.tool, "args": dict(step.args), "clause": step.clause}
-                    for step in reading.steps
+                    PlannedStep(step.tool, dict(step.args), step.clause) for step in reading.steps
                 ]
                 run = runs.start(ledger, self._context, turn, steps)
             return _with_earlier(_reply(ledger, run), resumed)
@@ -647,7 +647,7 @@ class Agent:
             run = answers.answer(ledger, self._context, run, given, by=user, reason=reason)
             return _reply(ledger, run)
 
-    def _read(self, turn: str) -> Any:
+    def _read(self, turn: str) -> Reading:
         limits.check_turn(turn)
         tools = list(self.config.tools.values())
         if self._reader is None:  # the selector, in the agent's languages (agent.yaml)

@@ -103,6 +103,7 @@ from .record.schema import CallRow, CallStatus, RunRow, as_recorded
 from .record.sessions import split_session_id
 from .replies import Reply, Waiting
 from .states import ASKING, INTERRUPTED, State
+from .steps import PlannedStep
 from .tools import Param, ToolSpec
 from .verify.lints import Lint
 
@@ -490,10 +491,10 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
                 return self._stopped(run, call_id, tool, recorded)
             run, index = engine.add_step(self._ledger, self._context, run, call_id, tool, recorded)
         else:
-            step = run.steps[index]
-            if step["tool"] != tool or step["args"] != recorded:
+            step = PlannedStep.from_record(run.steps[index])
+            if step.tool != tool or step.args != recorded:
                 raise CallChanged(
-                    texts.call_changed(call_id, index + 1, step["tool"], tool, step["args"])
+                    texts.call_changed(call_id, index + 1, step.tool, tool, step.args)
                 )
         return self._classify(self._run(), index)
 
@@ -584,14 +585,15 @@ class GuardedRun(AbstractContextManager["GuardedRun"]):
         )
 
     def _classify(self, run: RunRow, index: int) -> GuardedStep:
-        step = run.steps[index]
+        step = PlannedStep.from_record(run.steps[index])
+        assert step.tool_call_id is not None  # a guarded run's step is its framework's call
         call = self._ledger.call(engine.call_id_of(run, index))
         found = GuardedStep(
-            call_id=step["tool_call_id"],
+            call_id=step.tool_call_id,
             run=run.run_id,
             number=index + 1,
-            tool=step["tool"],
-            args=dict(step["args"]),
+            tool=step.tool,
+            args=dict(step.args),
             action=StepAction.STOP,
             key=call.key if call is not None else None,
             status=call.status if call is not None else None,

@@ -8,6 +8,7 @@ from typing import Any
 
 from . import texts
 from .record.schema import CallRow, RunRow
+from .steps import PlannedStep, planned_steps
 from .tools import ToolSpec
 
 
@@ -36,8 +37,8 @@ def step_labels(tools: Mapping[str, ToolSpec], run: RunRow) -> dict[int, str]:
     has more than one call of the tool, with the arguments that tell them apart."""
     return texts.call_labels(
         [
-            (number, step["tool"], as_shown(tools, step["tool"], step["args"]), number)
-            for number, step in enumerate(run.steps, 1)
+            (number, step.tool, as_shown(tools, step.tool, step.args), number)
+            for number, step in enumerate(planned_steps(run.steps), 1)
         ]
     )
 
@@ -55,6 +56,8 @@ def undo_labels(tools: Mapping[str, ToolSpec], calls: Iterable[CallRow]) -> dict
 
 def step_label(run: RunRow, labels: Mapping[int, str], step: int | None, tool: str) -> str:
     """The label of the run's step `step` when it is a call of `tool`; else `tool` alone."""
-    if step is None or not 0 < step <= len(run.steps) or run.steps[step - 1]["tool"] != tool:
+    if step is None or not 0 < step <= len(run.steps):
+        return tool
+    if PlannedStep.from_record(run.steps[step - 1]).tool != tool:
         return tool
     return labels.get(step, tool)

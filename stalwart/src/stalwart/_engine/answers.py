@@ -4,6 +4,7 @@ and what taking it does to the run before it goes on."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from .. import texts
 from ..errors import RunStateError
@@ -11,6 +12,7 @@ from ..policy.check import UndoPlan
 from ..record.ledger import Ledger
 from ..record.schema import CallRow, CallStatus, RunRow, replace_row
 from ..replies import Waiting
+from ..steps import PlannedStep
 from .calls import finish, recorded_undo, undo_id, undo_row
 from .context import RunContext
 from .rollback import rewind_run, stopped_reply, writes_to_undo
@@ -71,14 +73,18 @@ def _approve(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting
         # A guarded run's step is sent by its framework, through its guard: the approval
         # (naming the question it answers) is recorded on the step, and nothing is sent here.
         steps = list(run.steps)
-        steps[run.cursor] = {**steps[run.cursor], "approved": question.id}
+        approved = replace(PlannedStep.from_record(steps[run.cursor]), approved=question.id)
+        steps[run.cursor] = approved.to_record()
         return ledger.put_run(replace_row(run, steps=steps))
-    return send_step(ledger, context, run, run.cursor, run.steps[run.cursor])
+    return send_step(
+        ledger, context, run, run.cursor, PlannedStep.from_record(run.steps[run.cursor])
+    )
 
 
 def _skip(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     run = move(ledger, run, Event.SKIP, question=None)
-    record_declined(ledger, context, run, run.cursor, run.steps[run.cursor], _reason(run))
+    step = PlannedStep.from_record(run.steps[run.cursor])
+    record_declined(ledger, context, run, run.cursor, step, _reason(run))
     return ledger.put_run(replace_row(run, cursor=run.cursor + 1))
 
 

@@ -10,16 +10,17 @@ from ..policy.check import UndoPlan
 from ..policy.provenance import all_from_turn
 from ..record.ledger import Ledger
 from ..record.schema import CallRow, RunRow, as_recorded, replace_row
+from ..steps import PlannedStep
 from ..tools import ToolSpec, UndoSpec
 from ..tools.current import CurrentCall
 from .context import RunContext
 
 
-def step_sources(step: Mapping[str, Any]) -> dict[str, str]:
+def step_sources(step: PlannedStep) -> dict[str, str]:
     """Where each argument of a step came from: as recorded for a model's step, and every
     value from the turn for a step the selector read."""
-    recorded = step.get("sources")
-    return dict(recorded) if recorded is not None else all_from_turn(step["args"])
+    recorded = step.sources
+    return dict(recorded) if recorded is not None else all_from_turn(step.args)
 
 
 def undo_tool_of(context: RunContext, tool: str) -> str | None:
@@ -97,7 +98,7 @@ def step_row(
         undoes=None,
         undone_by=None,
         # Where each argument came from (provenance.py), kept with the call.
-        bindings=step_sources(run.steps[index]),
+        bindings=step_sources(PlannedStep.from_record(run.steps[index])),
         created=ledger.clock.now(),
         finished=None,
         undo=declared_undo(spec) if spec is not None and spec.writes else None,

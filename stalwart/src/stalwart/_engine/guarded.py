@@ -24,6 +24,7 @@ from .. import texts
 from ..errors import RunStateError
 from ..record.ledger import Ledger
 from ..record.schema import RunRow, as_recorded, replace_row
+from ..steps import PlannedStep, planned_steps
 from .context import RunContext
 from .model_loop import _seen_results
 from .runs import Event, Sender, State, _new_run, advance, move, send_step, try_call
@@ -45,8 +46,8 @@ def start(ledger: Ledger, turn: str, framework: str, kept: Any = None) -> RunRow
 
 def find(run: RunRow, call_id: str) -> int | None:
     """The index of the run's step the framework's call `call_id` is, or None."""
-    for index, step in enumerate(run.steps):
-        if step.get("tool_call_id") == call_id:
+    for index, step in enumerate(planned_steps(run.steps)):
+        if step.tool_call_id == call_id:
             return index
     return None
 
@@ -66,14 +67,10 @@ def add_step(
     is committed with the next commit: a question, with the framework's checkpoint, before
     anyone is shown it (`GuardedRun.close` at the latest).
     """
-    step = {
-        "tool": tool,
-        "args": args,
-        "clause": None,
-        "tool_call_id": call_id,
-        "sources": _sources(ledger, context, run, args),
-    }
-    run = ledger.put_run(replace_row(run, steps=[*run.steps, step]))
+    step = PlannedStep(
+        tool=tool, args=args, tool_call_id=call_id, sources=_sources(ledger, context, run, args)
+    )
+    run = ledger.put_run(replace_row(run, steps=[*run.steps, step.to_record()]))
     index = len(run.steps) - 1
     spec = context.tools.get(tool)
     confirmed = spec is not None and context.confirms(spec)
@@ -98,7 +95,8 @@ def send(ledger: Ledger, context: RunContext, run: RunRow, index: int, sender: S
         raise RunStateError(texts.guarded_not_sendable(run.run_id, index + 1, run.state))
     call = ledger.call(call_id_of(run, index))
     if call is None:
-        run = send_step(ledger, context, run, index, run.steps[index], sender)
+        step = PlannedStep.from_record(run.steps[index])
+        run = send_step(ledger, context, run, index, step, sender)
     else:  # left in flight by a process that stopped: sent again under its key
         run = try_call(ledger, context, run, call, sender)
     return advance(ledger, context, run)

@@ -58,6 +58,7 @@ from ..record.schema import (
     as_recorded,
     replace_row,
 )
+from ..steps import PlannedStep, planned_steps
 from ..tools import ToolSpec
 from .context import RunContext
 from .retry import render_error
@@ -70,7 +71,7 @@ class Answer:
     """The model answered: new steps to run (its tool calls, in order), or its last word."""
 
     text: str | None
-    steps: list[dict[str, Any]]
+    steps: list[PlannedStep]
 
 
 @dataclass(frozen=True)
@@ -158,18 +159,17 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
             {"cause": "model_cap", "model": selector, "calls": number, "not_run": not_run}
         )
     seen = _seen_results(ledger, run)
-    steps: list[dict[str, Any]] = []
+    steps: list[PlannedStep] = []
     for call in response.tool_calls:
         args = _in_parameter_order(tools.get(call.name), as_recorded(call.arguments))
         steps.append(
-            {
-                "tool": call.name,
-                "args": args,
-                "clause": None,
-                "model_call": pending.call_id,
-                "tool_call_id": call.id,
-                "sources": sources_of(args, run.turn, seen, grammars),
-            }
+            PlannedStep(
+                tool=call.name,
+                args=args,
+                model_call=pending.call_id,
+                tool_call_id=call.id,
+                sources=sources_of(args, run.turn, seen, grammars),
+            )
         )
     return Answer(text=response.text, steps=steps)
 
@@ -260,8 +260,8 @@ def _tool_result(ledger: Ledger, run: RunRow, asked: str, tool_call_id: str) -> 
     index = next(
         (
             i
-            for i, step in enumerate(run.steps)
-            if step.get("model_call") == asked and step.get("tool_call_id") == tool_call_id
+            for i, step in enumerate(planned_steps(run.steps))
+            if step.model_call == asked and step.tool_call_id == tool_call_id
         ),
         None,
     )

@@ -23,7 +23,7 @@ imported here too, `runs.State` and the rest, for the engine's modules and `Agen
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import logs, texts
@@ -41,6 +41,7 @@ from ..states import Event as Event
 from ..states import State as State
 from ..states import others_would_be_undone
 from ..states import transition as transition
+from ..steps import PlannedStep, planned_steps, recorded_steps
 from ..tools.current import sending
 from ..tools.mcp import destructive
 from . import model_loop
@@ -64,7 +65,7 @@ def move(ledger: Ledger, run: RunRow, event: Event, **changes: Any) -> RunRow:
 # --- starting ---
 
 
-def start(ledger: Ledger, context: RunContext, turn: str, steps: list[dict[str, Any]]) -> RunRow:
+def start(ledger: Ledger, context: RunContext, turn: str, steps: Sequence[PlannedStep]) -> RunRow:
     """Record a new run of these steps and advance it as far as it goes."""
     run = _new_run(ledger, turn, steps)
     run = move(ledger, run, Event.READ)
@@ -90,7 +91,7 @@ def start_unread(ledger: Ledger, turn: str, clause: str | None, reason: str | No
     return run
 
 
-def _new_run(ledger: Ledger, turn: str, steps: list[dict[str, Any]]) -> RunRow:
+def _new_run(ledger: Ledger, turn: str, steps: Sequence[PlannedStep]) -> RunRow:
     number = len(ledger.runs) + 1
     run_id = f"{ledger.session.session}#{number}"
     message = ledger.add_message("user", turn, run_id)
@@ -101,7 +102,7 @@ def _new_run(ledger: Ledger, turn: str, steps: list[dict[str, Any]]) -> RunRow:
         number=number,
         turn=turn,
         state=State.NEW.value,
-        steps=steps,
+        steps=recorded_steps(steps),
         cursor=0,
         question=None,
         failure=None,
@@ -136,13 +137,11 @@ def advance(ledger: Ledger, context: RunContext, run: RunRow, *, commit: bool = 
             run = move(ledger, run, Event.FINISHED, reply=reply)
             break
         index = run.cursor
-        step = run.steps[index]
-        spec = context.tools.get(step["tool"])
+        step = PlannedStep.from_record(run.steps[index])
+        spec = context.tools.get(step.tool)
         # "approved": a guarded run's step a person approved, for its framework to send.
-        if spec is not None and context.confirms(spec) and not step.get("approved"):
-            verdict = context.check.call(
-                step["tool"], step["args"], ledger.history(), step_sources(step)
-            )
+        if spec is not None and context.confirms(spec) and not step.approved:
+            verdict = context.check.call(step.tool, step.args, ledger.history(), step_sources(step))
             if not verdict.allowed:
                 run = _refuse(ledger, context, run, index, step, verdict)
                 continue
@@ -191,7 +190,7 @@ def _ask_model(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
         return move(ledger, run, Event.FINISHED, reply=reply)
     if asked.text:
         ledger.add_message("assistant", asked.text, run.run_id)
-    run = ledger.put_run(replace_row(run, steps=[*run.steps, *asked.steps]))
+    run = ledger.put_run(replace_row(run, steps=[*run.steps, *recorded_steps(asked.steps)]))
     # The answer is durable before any of its steps runs: a run resumed on another worker
     # takes the steps from the record and never asks the model for this answer again.
     ledger.commit()
@@ -199,18 +198,18 @@ def _ask_model(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
 
 
 def _confirmation(
-    ledger: Ledger, context: RunContext, run: RunRow, index: int, step: dict[str, Any]
+    ledger: Ledger, context: RunContext, run: RunRow, index: int, step: PlannedStep
 ) -> Waiting:
-    spec = context.tools[step["tool"]]
-    sources = step.get("sources")  # shown for a model's step; the selector's are the turn's
+    spec = context.tools[step.tool]
+    sources = step.sources  # shown for a model's step; the selector's are the turn's
     # Shown exactly as the approved call will receive them, whichever process asks.
-    args = typed_args(spec, step["args"])
+    args = typed_args(spec, step.args)
     return Waiting(
         kind="confirm",
-        tool=step["tool"],
+        tool=step.tool,
         args=args,
         text=texts.confirm_question(
-            step["tool"],
+            step.tool,
             args,
             irreversible=spec.irreversible,
             in_atomic_run=_others_would_be_undone(ledger, context, run, index),
@@ -233,7 +232,9 @@ def _others_would_be_undone(ledger: Ledger, context: RunContext, run: RunRow, in
         and call.status in TOOK_EFFECT
         and (spec := context.tools.get(call.tool)) is not None
     ]
-    later = [spec for s in run.steps[index + 1 :] if (spec := context.tools.get(s["tool"]))]
+    later = [
+        spec for s in planned_steps(run.steps[index + 1 :]) if (spec := context.tools.get(s.tool))
+    ]
     # A foreign loop's model, like stalwart's own, may still choose more steps.
     model_run = run.framework is not None or model_loop.is_model_run(ledger, run)
     return others_would_be_undone(earlier, later, model_run=model_run)
@@ -249,13 +250,13 @@ def send_step(
     context: RunContext,
     run: RunRow,
     index: int,
-    step: dict[str, Any],
+    step: PlannedStep,
     send: Sender | None = None,
 ) -> RunRow:
     """Check a step, record it in flight with its key, and send it (with its retries)."""
-    tool = step["tool"]
+    tool = step.tool
     spec = context.tools.get(tool)
-    args = typed_args(spec, step["args"]) if spec is not None else dict(step["args"])
+    args = typed_args(spec, step.args) if spec is not None else dict(step.args)
     verdict = context.check.call(tool, args, ledger.history(), step_sources(step))
     if not verdict.allowed:
         return _refuse(ledger, context, run, index, step, verdict)
@@ -376,13 +377,13 @@ def _refuse(
     context: RunContext,
     run: RunRow,
     index: int,
-    step: dict[str, Any],
+    step: PlannedStep,
     verdict: Verdict,
 ) -> RunRow:
-    tool, args, why = step["tool"], dict(step["args"]), verdict.text
+    tool, args, why = step.tool, dict(step.args), verdict.text
     refused = step_row(ledger, context, run, index, tool, args, None, "refused", None)
     ledger.put_call(replace_row(refused, error=why, finished=ledger.clock.now()))
-    if step.get("tool_call_id") is not None and not _wrote(ledger, run):
+    if step.tool_call_id is not None and not _wrote(ledger, run):
         # A model's step refused before anything of its run was written: the model is
         # told why, as the step's result, and chooses again. Nothing needs undoing.
         ledger.add_message("assistant", _memory_call(context, tool, args), run.run_id)
@@ -404,12 +405,12 @@ def record_declined(
     context: RunContext,
     run: RunRow,
     index: int,
-    step: dict[str, Any],
+    step: PlannedStep,
     reason: str | None = None,
 ) -> None:
     """A skipped step: its call recorded declined, never sent; its result (what a model
     reads) says so, with the person's reason when they gave one."""
-    tool, args = step["tool"], dict(step["args"])
+    tool, args = step.tool, dict(step.args)
     declined = step_row(ledger, context, run, index, tool, args, None, "declined", None)
     result = texts.declined_result(reason)
     ledger.put_call(replace_row(declined, result=result, finished=ledger.clock.now()))

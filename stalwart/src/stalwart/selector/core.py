@@ -105,6 +105,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stalwart.steps import PlannedStep
 from stalwart.texts import (
     NO_TOOL_MATCHES,
     NOTHING_SAID,
@@ -128,13 +129,9 @@ from .vocabulary import ToolWords, vocabulary_memo
 # --- the turn's results ---
 
 
-@dataclass(frozen=True)
-class Step:
-    """One tool call read from one clause."""
-
-    tool: str  # the ToolSpec name
-    args: dict[str, Any]  # bound arguments, converted to the parameter's type hint
-    clause: str  # the clause text as written in the turn
+# One tool call read from one clause: the run's planned step, its clause the clause's
+# text as written in the turn (the model loop makes the same type of a model's call).
+Step = PlannedStep
 
 
 @dataclass(frozen=True)
