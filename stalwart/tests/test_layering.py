@@ -196,6 +196,11 @@ def test_nothing_but_the_engines_faces_imports_the_engine(graph: ImportGraph) ->
     assert reached == set()
 
 
+def test_a_runs_states_are_read_without_the_engine(graph: ImportGraph) -> None:
+    """The table of states and transitions is data: it needs only the error it raises."""
+    assert graph.top["stalwart.states"] | graph.inner["stalwart.states"] == {"stalwart.errors"}
+
+
 def test_the_graph_sees_a_circle_when_there_is_one(tmp_path: Path) -> None:
     """The reader itself: a made-up package with a top-level circle and an inner one."""
     package = tmp_path / "made"
