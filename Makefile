@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints-dev.txt
 
 .PHONY: setup npm-tools demo test test-stalwart test-radian test-fast test-fast-stalwart test-fast-radian \
-	test-min-radian test-adapters-lowest test-py313 bench bench-radian lint lint-stalwart lint-radian docs clean
+	test-min-radian test-adapters-lowest test-py313 bench bench-instructions bench-radian lint lint-stalwart lint-radian docs clean
 
 # The real agent CLIs the tests run (Claude Code, Codex, ...), pinned by npm-tools/package-lock.json
 # and installed once into a cache; the stamp is a copy of the lock, so an unchanged lock skips npm.
@@ -136,6 +136,11 @@ bench: setup
 	$(PY) stalwart/benchmarks/pydantic_ai_guard.py
 	$(PY) stalwart/benchmarks/langgraph_guard.py
 	$(PY) stalwart/benchmarks/openai_agents_guard.py
+
+# What one order's calls (chat and three confirms) cost in instructions, counted by callgrind
+# on an in-memory record: the failed and the happy order (needs valgrind; a few minutes).
+bench-instructions: setup
+	$(PY) stalwart/benchmarks/instructions.py
 
 # radian arc at 10,000 tasks: plan load, an idle pass of the loop, show (figures, no test).
 bench-radian: setup

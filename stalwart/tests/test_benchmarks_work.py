@@ -34,6 +34,13 @@ def test_the_record_benchmark_runs_on_sqlite() -> None:
     assert "selector, shop desk, three-clause turns/s" in out
 
 
+def test_the_orders_the_instructions_benchmark_counts_run() -> None:
+    # What runs under callgrind (valgrind itself is left out: minutes per scenario): the
+    # warm-up and the counted orders, each checked by its reply as run.py checks it.
+    for scenario in ("failed", "happy"):
+        run_benchmark("instructions.py", "--child", "1", "--scenario", scenario)
+
+
 def test_the_pydantic_ai_guard_benchmark_runs() -> None:
     out = run_benchmark("pydantic_ai_guard.py", "--runs", "2")
     assert "a read (get_order, 5 per run): unguarded" in out
