@@ -33,6 +33,7 @@ from . import limits, selector, texts
 from ._engine import answers, ending, resume, rollback, runs
 from ._engine.calls import recorded_undo
 from ._engine.context import DEFAULT_MAX_MODEL_CALLS, RunContext
+from ._engine.failures import Failed, failure_of
 from .backoff import UNDO_BACKOFF, Backoff
 from .clock import Clock, SystemClock
 from .config import AgentConfig, confirms, load_agent
@@ -847,8 +848,8 @@ def _framework(run: RunRow) -> str | None:
 
 def reply_detail(run: RunRow) -> str | None:
     """The line under a run's reply: what the tool it stopped at said (`Reply.detail`)."""
-    said = (run.failure or {}).get("tool_said")
-    return said if isinstance(said, str) else None
+    cause = failure_of(run.failure).cause
+    return cause.tool_said if isinstance(cause, Failed) else None
 
 
 def _taken_over(ledger: Ledger, reply: Reply) -> Reply:
@@ -863,5 +864,6 @@ def _ended(run: RunRow) -> Ended | None:
     """Who ended the run, when and why, for a run an operator ended."""
     if run.state != runs.State.ENDED_BY_OPERATOR:
         return None
-    ended = (run.failure or {}).get("ended") or {}
-    return Ended(by=ended.get("by"), at=float(ended.get("at", run.updated)), reason=ended["reason"])
+    ended = failure_of(run.failure).ended
+    assert ended is not None  # an operator's ending is kept on the run it ended
+    return Ended(by=ended.by, at=float(ended.at), reason=ended.reason)

@@ -15,6 +15,7 @@ from ..replies import Waiting
 from ..steps import PlannedStep
 from .calls import finish, recorded_undo, undo_id, undo_row
 from .context import RunContext
+from .failures import Cancelled, DidNotHappen, failure_of, recorded_failure
 from .rollback import rewind_run, stopped_reply, writes_to_undo
 from .runs import Event, advance, move, record_declined, send_step
 
@@ -89,9 +90,7 @@ def _skip(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -
 
 
 def _cancel_all(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
-    failure = {"cause": "cancelled", "tool": question.tool}
-    if (reason := _reason(run)) is not None:
-        failure["reason"] = reason
+    failure = recorded_failure(Cancelled(question.tool, _reason(run)))
     return move(ledger, run, Event.CANCEL_ALL, question=None, failure=failure)
 
 
@@ -106,7 +105,7 @@ def _did_not_happen(ledger: Ledger, context: RunContext, run: RunRow, question: 
     call = _asked_call(ledger, question)
     ledger.put_call(finish(ledger, call, CallStatus.DID_NOT_HAPPEN))
     ledger.add_message("tool", texts.MEMORY_DID_NOT_HAPPEN, run.run_id)
-    failure = {"cause": "did_not_happen", "tool": call.tool}
+    failure = recorded_failure(DidNotHappen(call.tool))
     return move(ledger, run, Event.DID_NOT_HAPPEN, question=None, failure=failure)
 
 
@@ -114,8 +113,9 @@ def _retry_undo(ledger: Ledger, context: RunContext, run: RunRow, question: Wait
     # The rollback starts again at the failed undo, which is re-sent under its key with a
     # new round of tries (one the check refused is bound and checked again).
     undo = _asked_call(ledger, question)
-    failure = dict(run.failure or {})
-    failure["undo_rounds"] = {**(failure.get("undo_rounds") or {}), undo.call_id: undo.tries}
+    failing = failure_of(run.failure)
+    rounds = {**(failing.undo_rounds or {}), undo.call_id: undo.tries}
+    failure = replace(failing, undo_rounds=rounds).to_record()
     return move(ledger, run, Event.RETRY_UNDO, question=None, reply=None, failure=failure)
 
 
@@ -152,7 +152,7 @@ def undone_by_hand(ledger: Ledger, context: RunContext, run: RunRow, write: Call
 
 def _abandon(ledger: Ledger, context: RunContext, run: RunRow, question: Waiting) -> RunRow:
     remaining = [write.call_id for write in writes_to_undo(ledger, context, run)]
-    failure = {**(run.failure or {}), "abandoned": remaining}
+    failure = replace(failure_of(run.failure), abandoned=remaining).to_record()
     run = replace_row(run, failure=failure)
     reply = stopped_reply(ledger, context, run)
     run = move(ledger, run, Event.ABANDON, question=None, reply=reply)

@@ -23,25 +23,26 @@ The run moves to `ending` before its first undo is sent (a process stopped there
 `ending`, and whoever takes it up finishes the ending, by the same rules), then to
 `ended_by_operator`: memory is rewound as a failed run's, and its one reply says who ended
 it and why, what was undone, what is left as it is, and what a person must do by hand.
-Who ended it, when, why, and the state it was in are kept on the run (`failure["ended"]`);
+Who ended it, when, why, and the state it was in are kept on the run (its failure's `ended`);
 every call stays in the record as it was, with the outcome it came to.
 
 A worker that hangs keeps the session's lock; the operator's ending then takes the session
 without it once that worker's lease has expired (`Store.take_over`), fencing it: nothing it
-commits from then on is written. `failure["ended"]["taken_from"]` names the lease's holder
+commits from then on is written. The ending's `taken_from` names the lease's holder
 it was taken from, and the operator's reply says so (`Agent.operator_end`).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from dataclasses import replace
 
 from .. import logs, texts
 from ..record.ledger import Ledger
 from ..record.schema import CallStatus, RunRow, replace_row
 from .calls import finish, undo_id
 from .context import RunContext
+from .failures import Ending, failure_of
 from .rollback import rewind_run, stopped_reply, undo_writes, writes_to_undo
 from .runs import Event, State, move
 
@@ -50,16 +51,17 @@ log = logging.getLogger(logs.RUN)
 
 def end(ledger: Ledger, context: RunContext, run: RunRow, *, by: str | None, reason: str) -> RunRow:
     """End `run` (waiting, stuck, or left running or rolling back) for the operator `by`."""
-    ended: dict[str, Any] = {"by": by, "at": ledger.clock.now(), "reason": reason}
-    ended["state"] = run.state
+    taken_from = None
     lease = ledger.lease
     if lease is not None and lease.taken_over:  # from a worker that hangs, now fenced
-        ended["taken_from"] = lease.taken_from
+        taken_from = lease.taken_from
         log.info(texts.SESSION_TAKEN_OVER, run.session, run.run_id, lease.taken_from, lease.token)
     question = run.question or {}
+    not_run = None
     if run.state == State.WAITING and question.get("kind") == "confirm":
-        ended["not_run"] = question.get("tool")
-    failure = {**(run.failure or {}), "ended": ended}
+        not_run = question.get("tool")
+    ended = Ending(by, ledger.clock.now(), reason, run.state, taken_from, not_run)
+    failure = replace(failure_of(run.failure), ended=ended).to_record()
     run = move(ledger, run, Event.OPERATOR_END, failure=failure, question=None)
     return finish_ending(ledger, context, run)
 

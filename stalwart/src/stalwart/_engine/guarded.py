@@ -26,6 +26,7 @@ from ..record.ledger import Ledger
 from ..record.schema import RunRow, as_recorded, replace_row
 from ..steps import PlannedStep, planned_steps
 from .context import RunContext
+from .failures import Failed, recorded_failure
 from .model_loop import _seen_results
 from .runs import Event, Sender, State, _new_run, advance, move, send_step, try_call
 
@@ -111,7 +112,7 @@ def fail(
     """
     if run.state != State.RUNNING:
         return run
-    failure = {"cause": "failed", "tool": framework, "error": type(error).__name__}
+    failure = recorded_failure(Failed(framework, type(error).__name__))
     run = move(ledger, run, Event.MODEL_FAILED, failure=failure)
     return advance(ledger, context, run)
 

@@ -61,6 +61,7 @@ from ..record.schema import (
 from ..steps import PlannedStep, planned_steps
 from ..tools import ToolSpec
 from .context import RunContext
+from .failures import ModelCapped, ModelFailed, ModelFailure, ModelRefused
 from .retry import render_error
 
 log = logging.getLogger(logs.MODEL)
@@ -72,13 +73,6 @@ class Answer:
 
     text: str | None
     steps: list[PlannedStep]
-
-
-@dataclass(frozen=True)
-class Failure:
-    """The model could not be asked, or would not stop: why the run fails."""
-
-    failure: dict[str, Any]
 
 
 def is_model_run(ledger: Ledger, run: RunRow) -> bool:
@@ -94,8 +88,9 @@ def begin(ledger: Ledger, agent: str, run: RunRow, selector: str) -> None:
     ledger.put_call(_ask_row(ledger, agent, run, selector, number=1))
 
 
-def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
-    """Ask the model for the run's next steps, recording the ask before and the answer after.
+def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | ModelFailure:
+    """Ask the model for the run's next steps, recording the ask before and the answer after;
+    or why the run fails: the model could not be asked, or would not stop.
 
     The caller appends the answer's steps to the run and commits them with the answer.
     `context.grammars` are the agent's languages, for where each argument came from.
@@ -106,10 +101,10 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
     pending = asked[-1] if asked and asked[-1].status == CallStatus.IN_FLIGHT else None
     selector = model.selector if model is not None else (asked[-1].tool if asked else "")
     if model is None:
-        return Failure({"cause": "model", "model": selector, "detail": "no model is loaded"})
+        return ModelFailed(selector, "no model is loaded")
     if pending is None:
         if len(asked) >= max_calls:
-            return Failure({"cause": "model_cap", "model": selector, "calls": len(asked)})
+            return ModelCapped(selector, len(asked))
         pending = _ask_row(ledger, agent, run, selector, number=len(asked) + 1)
     number = int(pending.args.get("ask", len(asked)))
     # The last ask the cap allows: no ask is left to read a call's result and finish, so
@@ -140,7 +135,7 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
                 finished=ledger.clock.now(),
             )
         )
-        return Failure({"cause": "model", "model": selector, "detail": _detail(error)})
+        return ModelFailed(selector, _detail(error))
     ledger.put_call(
         replace_row(
             pending,
@@ -155,9 +150,7 @@ def ask(ledger: Ledger, context: RunContext, run: RunRow) -> Answer | Failure:
         return stopped
     if last and response.tool_calls:
         not_run = [call.name for call in response.tool_calls]
-        return Failure(
-            {"cause": "model_cap", "model": selector, "calls": number, "not_run": not_run}
-        )
+        return ModelCapped(selector, number, not_run)
     seen = _seen_results(ledger, run)
     steps: list[PlannedStep] = []
     for call in response.tool_calls:
@@ -186,7 +179,7 @@ def _progress(context: RunContext, run: RunRow, number: int) -> Callable[[str], 
     return told
 
 
-def _stopped(response: ModelResponse, selector: str) -> Answer | Failure | None:
+def _stopped(response: ModelResponse, selector: str) -> Answer | ModelFailure | None:
     """What a stop other than an answer or tool calls makes of the run, or None to go on.
 
     A refusal or a filtered answer fails the run (the model will not finish it); calls cut
@@ -195,13 +188,13 @@ def _stopped(response: ModelResponse, selector: str) -> Answer | Failure | None:
     the reply, said to be cut off.
     """
     if response.stop is Stop.REFUSED:
-        return Failure({"cause": "model_refused", "model": selector, "said": response.text})
+        return ModelRefused(selector, response.text)
     if response.stop is Stop.FILTERED:
-        return Failure({"cause": "model", "model": selector, "detail": texts.MODEL_FILTERED})
+        return ModelFailed(selector, texts.MODEL_FILTERED)
     if response.stop is Stop.TRUNCATED:
         if response.tool_calls:
             detail = texts.model_cut_off_detail([call.name for call in response.tool_calls])
-            return Failure({"cause": "model", "model": selector, "detail": detail})
+            return ModelFailed(selector, detail)
         return Answer(text=texts.model_truncated_reply(response.text), steps=[])
     return None
 

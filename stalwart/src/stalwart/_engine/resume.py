@@ -10,6 +10,7 @@ from ..record.ledger import Ledger
 from ..record.schema import CallStatus, RunRow, replace_row
 from .context import RunContext
 from .ending import finish_ending
+from .failures import OperatorUndo, RunFailure
 from .runs import Event, State, advance, ask_outcome, move, try_call
 
 log = logging.getLogger(logs.RUN)
@@ -62,6 +63,7 @@ def operator_undo(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Undo an ended run's writes that are not undone yet, last first, and rewind it."""
     # Every undo the operator's rollback sends gets a new round of tries.
     rounds = {c.call_id: c.tries for c in ledger.run_calls(run.run_id) if c.kind == "undo"}
-    failure = {"cause": "operator", "before": run.failure, "undo_rounds": rounds}
+    before = RunFailure.from_record(run.failure) if run.failure is not None else None
+    failure = RunFailure(OperatorUndo(before), undo_rounds=rounds).to_record()
     run = move(ledger, run, Event.OPERATOR_UNDO, failure=failure, question=None)
     return advance(ledger, context, run)

@@ -8,7 +8,7 @@ The run's state is not moved here: `runs.advance` moves it on what `undo_writes`
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import logs, texts
@@ -24,6 +24,7 @@ from ..tools.current import sending
 from .calls import as_current, finish, recorded_undo, typed_args, undo_id, undo_row, undo_to_send
 from .context import RunContext
 from .doubt import in_doubt
+from .failures import Cancelled, RunFailure, StuckWhy, cause_text, failure_of
 from .keys import undo_key
 from .retry import render_error, send_undo
 
@@ -34,7 +35,7 @@ log = logging.getLogger(logs.RUN)
 class Stuck:
     """An undo failed on every try: the rollback stopped, and a person is asked."""
 
-    failure: dict[str, Any]
+    failure: RunFailure
     reply: str
     question: dict[str, Any]
 
@@ -111,7 +112,7 @@ def round_started_at(run: RunRow, undo: CallRow) -> int:
     """The undo's tries before its current round: 0, or its tries when a person answered
     `retry` (each answer gives it a new round). A round cut short by a stopped process
     goes on, counting the tries it made."""
-    rounds = (run.failure or {}).get("undo_rounds") or {}
+    rounds = failure_of(run.failure).undo_rounds or {}
     started = rounds.get(undo.call_id, 0)
     return started if isinstance(started, int) else 0
 
@@ -271,10 +272,10 @@ def _stuck_at(
     write: CallRow,
     undo: CallRow,
     text: str,
-    why: dict[str, Any],
+    why: StuckWhy,
 ) -> Stuck:
     """The rollback stopped at `undo`: the person is asked `text`, and the run's failure
-    says which undo and `why`."""
+    says which undo and `why` (`RunFailure`'s fields of it: `undo_refused`, ...)."""
     waiting = Waiting(
         kind="undo",
         tool=undo.tool,
@@ -285,8 +286,7 @@ def _stuck_at(
         step=write.step,
         call=undo.call_id,
     )
-    failure = dict(run.failure or {})
-    failure.update({"undo": undo.tool, **why})
+    failure = replace(failure_of(run.failure), undo=undo.tool, **why)
     return Stuck(
         failure=failure,
         reply=texts.stuck_reply(_cause(ledger, context, run), text),
@@ -317,48 +317,23 @@ def rewind_run(ledger: Ledger, run: RunRow, reply: str) -> None:
 
 
 def _cause(ledger: Ledger, context: RunContext, run: RunRow) -> str:
-    failure = run.failure or {}
-    ended = failure.get("ended")
-    if ended is not None:
+    failure = failure_of(run.failure)
+    cause = failure.cause
+
+    def named(tool: str) -> str:
+        """How the reply names the step the run failed at: a cancelled step waited at the
+        cursor; any other is the run's latest call of that tool."""
+        step = run.cursor + 1 if isinstance(cause, Cancelled) else _failed_step(ledger, run, tool)
+        return step_label(run, step_labels(context.tools, run), step, tool)
+
+    earlier = cause_text(cause, named) if cause is not None else None
+    if failure.ended is not None:
         # Ended by an operator: why it was failing before, if it was, then the ending.
-        before = {key: value for key, value in failure.items() if key != "ended"}
-        earlier = (
-            _cause(ledger, context, replace_row(run, failure=before)) if "cause" in before else None
-        )
-        return texts.operator_ended_because(ended.get("by"), ended["reason"], earlier)
-    cause = failure.get("cause")
-    if cause == "cancelled":
-        return texts.cancelled_because(failed_label(ledger, context, run))
-    if cause == "unrecordable":
-        return texts.unrecordable_because(failed_label(ledger, context, run), failure["detail"])
-    if cause == "refused":
-        return texts.refused_because(failed_label(ledger, context, run), failure["reason"])
-    if cause == "did_not_happen":
-        return texts.did_not_happen_because(failed_label(ledger, context, run))
-    if cause == "operator":
-        return texts.operator_because()
-    if cause == "model":
-        return texts.model_failed_because(failure["model"], failure["detail"])
-    if cause == "model_refused":
-        return texts.model_refused_because(failure["model"], failure.get("said"))
-    if cause == "model_cap":
-        return texts.model_cap_because(
-            failure["model"], failure["calls"], failure.get("not_run", ())
-        )
-    tool = failed_label(ledger, context, run) if "tool" in failure else "?"
-    return texts.failed_because(tool, failure.get("error", "?"))
-
-
-def failed_label(ledger: Ledger, context: RunContext, run: RunRow) -> str:
-    """How the reply names the step the run failed at (`failure["tool"]`): a cancelled
-    step waited at the cursor; any other is the run's latest call of that tool."""
-    tool = str((run.failure or {}).get("tool"))
-    return step_label(run, step_labels(context.tools, run), _failed_step(ledger, run, tool), tool)
+        return texts.operator_ended_because(failure.ended.by, failure.ended.reason, earlier)
+    return earlier if earlier is not None else texts.failed_because("?", "?")
 
 
 def _failed_step(ledger: Ledger, run: RunRow, tool: str) -> int | None:
-    if (run.failure or {}).get("cause") == "cancelled":
-        return run.cursor + 1
     for call in sorted(ledger.run_calls(run.run_id), key=lambda c: c.seq, reverse=True):
         if call.kind in ("read", "write") and call.tool == tool:
             return call.step
@@ -373,7 +348,7 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
         c.undoes: c for c in calls if c.kind == "undo" and c.status == CallStatus.REFUSED
     }
     pending = {write.call_id for write in writes_to_undo(ledger, context, run)}
-    ended = (run.failure or {}).get("ended")
+    ended = failure_of(run.failure).ended
     undone: list[tuple[str, str | None]] = []
     not_undoable: list[str] = []
     not_undone: list[tuple[str, str]] = []
@@ -403,7 +378,7 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
                 maybe_done.append(undos.get(tried.call_id, tried.tool))
         else:
             not_undoable.append(named(write))
-    not_run = ended.get("not_run") if ended is not None else None
+    not_run = ended.not_run if ended is not None else None
     return texts.stopped_reply(
         _cause(ledger, context, run),
         undone,

@@ -48,6 +48,7 @@ from . import model_loop
 from .calls import as_current, finish, step_row, step_sources, typed_args
 from .context import RunContext
 from .doubt import in_doubt
+from .failures import Failed, Refused, Unrecordable, recorded_failure
 from .keys import idempotency_key
 from .probe import ask_probe
 from .retry import AfterFailure, after_call_failure, error_message, render_error
@@ -169,7 +170,7 @@ def _roll_back(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
             ledger,
             run,
             Event.UNDO_FAILED,
-            failure=stuck.failure,
+            failure=stuck.failure.to_record(),
             reply=stuck.reply,
             question=stuck.question,
         )
@@ -182,8 +183,8 @@ def _roll_back(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
 def _ask_model(ledger: Ledger, context: RunContext, run: RunRow) -> RunRow:
     """Ask the model for the run's next steps; its last word ends the run."""
     asked = model_loop.ask(ledger, context, run)
-    if isinstance(asked, model_loop.Failure):
-        return move(ledger, run, Event.MODEL_FAILED, failure=asked.failure)
+    if not isinstance(asked, model_loop.Answer):
+        return move(ledger, run, Event.MODEL_FAILED, failure=recorded_failure(asked))
     if not asked.steps:
         reply = asked.text or texts.MODEL_NO_ANSWER
         ledger.add_message("assistant", reply, run.run_id)
@@ -316,14 +317,12 @@ def try_call(
                 call = ledger.put_call(replace_row(call, error=render_error(error)))
                 return ask_outcome(ledger, run, call, stopped=False, context=context)
             ledger.put_call(finish(ledger, call, CallStatus.FAILED, error=render_error(error)))
-            failure = {"cause": "failed", "tool": call.tool, "error": type(error).__name__}
             # What the tool said, for the line under the reply (whose sentence names the
             # error's class only), with the call named as the reply names it.
             label = step_label(run, step_labels(context.tools, run), call.step, call.tool)
             said = texts.tool_said(label, error_message(error))
-            if said is not None:
-                failure["tool_said"] = said
-            return move(ledger, run, Event.STEP_FAILED, failure=failure)
+            failed = Failed(call.tool, type(error).__name__, said)
+            return move(ledger, run, Event.STEP_FAILED, failure=recorded_failure(failed))
         try:
             recorded = as_recorded(result)
         except NotRecordable as error:
@@ -332,7 +331,7 @@ def try_call(
             ledger.put_call(finish(ledger, call, CallStatus.RAN, error=render_error(error)))
             detail = error_message(error)
             ledger.add_message("tool", texts.memory_error(type(error).__name__, detail), run.run_id)
-            failure = {"cause": "unrecordable", "tool": call.tool, "detail": detail}
+            failure = recorded_failure(Unrecordable(call.tool, detail))
             return move(ledger, run, Event.STEP_FAILED, failure=failure)
         call = ledger.put_call(finish(ledger, call, CallStatus.RAN, result=recorded))
         ledger.add_message("tool", texts.memory_result(call.result), run.run_id)
@@ -389,7 +388,7 @@ def _refuse(
         ledger.add_message("assistant", _memory_call(context, tool, args), run.run_id)
         ledger.add_message("tool", texts.memory_refused(why), run.run_id)
         return ledger.put_run(replace_row(run, cursor=index + 1))
-    failure = {"cause": "refused", "tool": tool, "reason": verdict.reason}
+    failure = recorded_failure(Refused(tool, verdict.reason))
     return move(ledger, run, Event.REFUSED, failure=failure)
 
 

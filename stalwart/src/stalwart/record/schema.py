@@ -62,11 +62,13 @@ class SessionRow:
 class RunRow:
     """One run: the steps a person's turn was read into, and where the run stands.
 
-    `steps` is a list of {"tool", "args", "clause"}; `cursor` the index of the next
-    step; `question` what a person is asked now (None when nothing waits); `failure`
-    why the run is failing ({"cause", "tool", "error", "reason"}); `reply` the text the
-    person got when the run ended; `turn_seq` the memory position of the turn that
-    started it (the rewind keeps it and hides everything after).
+    `steps` is a list of planned steps in their recorded form ({"tool", "args", "clause",
+    ...}: `stalwart.steps.PlannedStep`); `cursor` the index of the next step; `question`
+    what a person is asked now (None when nothing waits); `failure` why the run is failing,
+    in its recorded form ({"cause", "tool", "error", ...}: `_engine/failures.py`'s
+    `RunFailure`); `reply` the text the person got when the run ended; `turn_seq` the
+    memory position of the turn that started it (the rewind keeps it and hides everything
+    after).
 
     `framework`, on a run a foreign agent loop drives through a guarded run
     (`stalwart.guarded`): {"name": the framework, "kept": its own checkpoint (JSON), or
@@ -453,8 +455,9 @@ def replace_row(row: Row, **changes: Any) -> Row:
     field through `object.__setattr__`): a run replaces some forty rows, and the rows have
     no `__post_init__` to skip. An unknown field is refused, as `replace` refuses it.
     """
-    unknown = changes.keys() - _FIELDS[type(row)]
-    if unknown:
+    fields = _FIELDS[type(row)]
+    if not fields.issuperset(changes):
+        unknown = changes.keys() - fields
         raise TypeError(f"{type(row).__name__} has no field {', '.join(sorted(unknown))}")
     copy = object.__new__(type(row))
     attributes = copy.__dict__
