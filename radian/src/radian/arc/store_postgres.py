@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from filelock import FileLock, Timeout
@@ -49,9 +49,6 @@ from radian.arc.texts import (
     no_such_task,
     wrong_fields,
 )
-
-if TYPE_CHECKING:
-    from radian.arc.due import DueIndex
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -135,7 +132,6 @@ class PostgresStore:
         self._host = ArcStore(self.repo_root)  # this host's folders and its own locks
         self.root = self._host.root
         self.damaged: dict[str, str] = {}
-        self.index: DueIndex | None = None
         self._sleep = sleep or time.sleep
         self._local = threading.local()
         self._connections: list[psycopg.Connection[Any]] = []
@@ -489,8 +485,6 @@ class PostgresStore:
         return names
 
     def names_in(self, *states: State) -> list[str]:
-        if self.index is not None:
-            return self.index.in_states(*states)
         rows = self._all(
             "SELECT t.name FROM arc_tasks t JOIN arc_plans p ON p.name = t.plan "
             "WHERE t.state = ANY(%s) AND NOT p.loading ORDER BY p.name, t.position",

@@ -56,7 +56,9 @@ Contract
 - `change_mark()` is a value that changes whenever a record changes (serve's page waits on
   it). Every save is noted in order: `start_changes()` gives the position a loop's full scan
   starts from, `changes_since(position)` the (kind, name) of each save after it ("task" or
-  "plan") with the new position, or None when the loop must scan again (radian.arc.due).
+  "plan") with the new position, or None when the loop must scan again (the loop's
+  due-index, radian.arc.due, reads them; the files store keeps them in
+  radian.arc.store_journal, PostgreSQL in its arc_changes table).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from collections.abc import Callable, Collection, Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from filelock import FileLock
 
@@ -73,8 +75,12 @@ from radian.arc.loaded import NewTask
 from radian.arc.records import Plan, Task
 from radian.arc.states import State
 
-if TYPE_CHECKING:
-    from radian.arc.due import DueIndex
+
+class StateLookup(Protocol):
+    """Which tasks are in some states, in plan order: the store's query, or a running loop's
+    due-index (radian.arc.due), which answers without reading the records again."""
+
+    def names_in(self, *states: State) -> list[str]: ...
 
 
 class HostLock(Protocol):
@@ -121,7 +127,6 @@ class Store(Protocol):
     repo_root: Path
     root: Path
     damaged: dict[str, str]
-    index: DueIndex | None
     # True when other hosts work on the same records (PostgreSQL): attempts then hold leases.
     shared: bool
 

@@ -32,7 +32,7 @@ from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.reverify import auto_reverify
 from radian.arc.logs import logger
 from radian.arc.states import State
-from radian.arc.store_protocol import Store
+from radian.arc.store_protocol import StateLookup, Store
 
 log = logger(__name__)
 
@@ -77,7 +77,10 @@ class GateVerifier:
         self._gates[task] = gate
         gate.thread.start()
 
-    def collect(self) -> list[Event]:
+    def collect(self, tasks: StateLookup | None = None) -> list[Event]:
+        """The verdicts of the gates that ended, applied; then the review.verifying tasks
+        whose gate no one runs taken up (`tasks`: who says which those are, a loop's
+        due-index; the store by default)."""
         lines: list[Event] = []
         for task, gate in list(self._gates.items()):
             if not gate.done.is_set():
@@ -86,14 +89,16 @@ class GateVerifier:
             if gate.result is not None and not gate.result.stopped:
                 lines += apply_gate(self.store, self.config, gate.result, self.clock)
         if not self._stop.is_set():
-            lines += self._take_up_orphans()
+            lines += self._take_up_orphans(tasks or self.store)
         return lines
 
-    def before_claim(self) -> list[Event]:
+    def before_claim(self, tasks: StateLookup | None = None) -> list[Event]:
         if self._stop.is_set() or not self._poll_due():
             return []
         try:
-            lines, started = auto_reverify(self.store, self.config, self.clock, set(self._gates))
+            lines, started = auto_reverify(
+                self.store, self.config, self.clock, set(self._gates), tasks
+            )
         except git.GitError as error:
             # The remote cannot be asked now (an outage): nothing is reverified by itself this
             # poll; the next poll asks again. Not a failure of any task.
@@ -139,9 +144,9 @@ class GateVerifier:
             lock.release()
             gate.done.set()
 
-    def _take_up_orphans(self) -> list[Event]:
+    def _take_up_orphans(self, tasks: StateLookup) -> list[Event]:
         lines: list[Event] = []
-        for name in self.store.names_in(State.VERIFYING):
+        for name in tasks.names_in(State.VERIFYING):
             if name in self._gates:
                 continue
             task = self.store.try_load_task(name)
