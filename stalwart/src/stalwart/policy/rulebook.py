@@ -221,6 +221,14 @@ class Rulebook:
 
     source: Path | None
     rules: tuple[Rule, ...] = ()
+    # Each rule with the place a refusal by it names ("line 7 of policy.co"), made once:
+    # every step is checked against every rule, and most rules concern another tool.
+    _placed: tuple[tuple[Rule, str], ...] = field(init=False, repr=False, compare=False, default=())
+
+    def __post_init__(self) -> None:
+        name = self.source.name if self.source is not None else "the rulebook"
+        placed = tuple((rule, f"line {rule.line} of {name}") for rule in self.rules)
+        object.__setattr__(self, "_placed", placed)
 
     def refusal(
         self,
@@ -235,9 +243,7 @@ class Rulebook:
         `sources` says where each argument's value came from ("turn", "step <n>
         (<tool>)" or "model"); only `require` rules read it.
         """
-        name = self.source.name if self.source is not None else "the rulebook"
-        for rule in self.rules:
-            where = f"line {rule.line} of {name}"
+        for rule, where in self._placed:
             if isinstance(rule, SourceRule):
                 sentence = rule.refusal(tool, args, sources, where)
             else:

@@ -30,6 +30,7 @@ definitions are gathered into one `$defs` at the top of the tool's schema.
 
 from __future__ import annotations
 
+import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -88,6 +89,9 @@ class ParamType:
             # on each validation instead.
             self.adapter = TypeAdapter(annotation)
         self._top_decimal = _strip_optional(annotation) is Decimal
+        # A plain int, float or str hint: a value of exactly that type that JSON carries
+        # unchanged is what the round trip below would give back, and is taken as it is.
+        self._plain: type | None = annotation if annotation in (int, float, str) else None
 
     def schema(self) -> dict[str, Any]:
         return self.adapter.json_schema(
@@ -97,6 +101,8 @@ class ParamType:
     def convert(self, name: str, value: Any) -> Any:
         """The value as the tool takes it; a `Refusal` (raised as `ArgumentRefused`) if it
         does not fit."""
+        if self._plain is not None and type(value) is self._plain and _carried(value):
+            return value
         if self._top_decimal and isinstance(value, float):
             raise ArgumentRefused(Refusal(name, value, texts.EXPECTED_DECIMAL))
         try:
@@ -118,6 +124,19 @@ class ParamType:
         except ArgumentRefused as refused:
             return refused.refusal
         return None
+
+
+def _carried(value: Any) -> bool:
+    """Whether JSON gives the value back as it is, and strict validation takes it: an int
+    of up to 64 bits, a finite float, an ASCII text (a lone surrogate is no character)."""
+    if isinstance(value, str):
+        return value.isascii()
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and -_INT64 <= value < _INT64
+
+
+_INT64 = 2**63
 
 
 def _refusal(name: str, value: Any, errors: Sequence[Mapping[str, Any]]) -> Refusal:

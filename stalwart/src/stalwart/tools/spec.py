@@ -117,8 +117,14 @@ class ToolSpec:
     phrases: tuple[str, ...] = ()
     # The read asked when its outcome is in doubt, its answer shown as evidence (probe.py).
     probe: ProbeSpec | None = None
+    # Each parameter with its position, by name: what `param` and `typed` look up.
+    _by_name: Mapping[str, tuple[int, Param]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
+        by_name = {param.name: (at, param) for at, param in enumerate(self.params)}
+        object.__setattr__(self, "_by_name", by_name)
         object.__setattr__(self, "timeout", invoke.check_timeout(self.name, self.timeout))
         object.__setattr__(self, "phrases", check_phrases(self.name, self.phrases))
         _check_phrase_parameters(self.name, self.phrases, [p.name for p in self.params])
@@ -141,7 +147,8 @@ class ToolSpec:
         return " ".join(first.split())
 
     def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
+        found = self._by_name.get(name)
+        return found[1] if found is not None else None
 
     def with_facts(
         self,
@@ -200,11 +207,14 @@ class ToolSpec:
         Decimal again, an ISO text a datetime); one that does not is left as it is, for
         the check to refuse.
         """
-        order = {param.name: position for position, param in enumerate(self.params)}
+        by_name = self._by_name
+        unknown = (len(by_name), None)  # an argument the tool lacks goes last, kept as it is
+        found = sorted(
+            ((by_name.get(name, unknown), name) for name in args), key=lambda each: each[0][0]
+        )
         typed: dict[str, Any] = {}
-        for name in sorted(args, key=lambda name: order.get(name, len(order))):
+        for (_, param), name in found:
             value = args[name]
-            param = self.param(name)
             if param is not None:
                 with contextlib.suppress(ArgumentRefused):
                     value = param.type.convert(name, value)
