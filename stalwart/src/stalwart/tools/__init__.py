@@ -1,8 +1,9 @@
 """Tools: the `@tool` decorator, a tool's spec, and the JSON schema of its arguments.
 
 `spec.py` holds the decorator and the spec; `sources.py` where tools come from (`python:`
-modules); `lints.py` the registration lints over an agent's catalogue (imported on its
-own: it reads the config, which reads the tools).
+modules); `current.py` the call being sent now, as a tool reads it (`stalwart.current_call()`,
+set by the engine around each send). The registration lints over an agent's catalogue are
+`stalwart.verify.lints`.
 """
 
 from __future__ import annotations
