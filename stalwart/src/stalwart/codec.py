@@ -82,7 +82,7 @@ def _render(value: Any) -> str:
             raise Unencodable(value, Unencodable.Reason.NOT_FINITE)
         text = format(value.normalize(), "f")
         return text if "." in text else text + ".0"
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # a dict without the ABC's check
         items = sorted((str(k), v) for k, v in value.items())
         return "{" + ",".join(f"{_string(k)}:{_render(v)}" for k, v in items) + "}"
     if isinstance(value, list | tuple):

@@ -3,13 +3,16 @@ and named apart from the run's other calls of the same tool (`texts.call_labels`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from . import texts
 from .record.schema import CallRow, RunRow
 from .steps import PlannedStep, planned_steps
 from .tools import ToolSpec
+
+_K = TypeVar("_K", bound=Hashable)
 
 
 def as_shown(tools: Mapping[str, ToolSpec], tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -35,23 +38,33 @@ def shown_args(
 def step_labels(tools: Mapping[str, ToolSpec], run: RunRow) -> dict[int, str]:
     """Step number -> how a reply names that step's call: its tool alone, or, where the run
     has more than one call of the tool, with the arguments that tell them apart."""
+    steps = planned_steps(run.steps)
     return texts.call_labels(
-        [
-            (number, step.tool, as_shown(tools, step.tool, step.args), number)
-            for number, step in enumerate(planned_steps(run.steps), 1)
-        ]
+        _shown_where_named(
+            [(number, step.tool, step.args, number) for number, step in enumerate(steps, 1)], tools
+        )
     )
 
 
 def undo_labels(tools: Mapping[str, ToolSpec], calls: Iterable[CallRow]) -> dict[str, str]:
     """Undo call id -> how a reply names that undo, apart from the run's other undos."""
-    return texts.call_labels(
-        [
-            (call.call_id, call.tool, as_shown(tools, call.tool, call.args), call.step)
-            for call in calls
-            if call.kind == "undo"
-        ]
-    )
+    undos = [
+        (call.call_id, call.tool, call.args, call.step) for call in calls if call.kind == "undo"
+    ]
+    return texts.call_labels(_shown_where_named(undos, tools))
+
+
+def _shown_where_named(
+    calls: Sequence[tuple[_K, str, Mapping[str, Any], int]], tools: Mapping[str, ToolSpec]
+) -> list[tuple[_K, str, Mapping[str, Any], int]]:
+    """The calls with the arguments of each tool called more than once `as_shown`: those
+    are the ones `texts.call_labels` names by their arguments (a tool called once is named
+    alone, its arguments not read), so the others are not typed for nothing."""
+    called = Counter(tool for _, tool, _, _ in calls)
+    return [
+        (key, tool, as_shown(tools, tool, args) if called[tool] > 1 else args, step)
+        for key, tool, args, step in calls
+    ]
 
 
 def step_label(run: RunRow, labels: Mapping[int, str], step: int | None, tool: str) -> str:

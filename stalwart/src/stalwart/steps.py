@@ -53,8 +53,13 @@ class PlannedStep:
 
     @classmethod
     def from_record(cls, recorded: Mapping[str, Any]) -> PlannedStep:
-        """The step the record's form `recorded` holds (its values as recorded)."""
-        return cls(
+        """The step the record's form `recorded` holds (its values as recorded).
+
+        Built as the record's rows are (`record.schema.from_values`): the engine reads a
+        run's steps back on every call, and the frozen `__init__` sets each of its fields
+        through `object.__setattr__`; there is no `__post_init__` to skip."""
+        step = object.__new__(cls)
+        step.__dict__.update(
             tool=recorded["tool"],
             args=recorded["args"],
             clause=recorded.get("clause"),
@@ -63,6 +68,7 @@ class PlannedStep:
             sources=recorded.get("sources"),
             approved=recorded.get("approved"),
         )
+        return step
 
 
 def recorded_steps(steps: Sequence[PlannedStep]) -> list[dict[str, Any]]:

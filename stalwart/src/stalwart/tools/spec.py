@@ -8,7 +8,6 @@ callable and testable on its own.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import inspect
@@ -215,10 +214,10 @@ class ToolSpec:
         typed: dict[str, Any] = {}
         for (_, param), name in found:
             value = args[name]
-            if param is not None:
-                with contextlib.suppress(ArgumentRefused):
-                    value = param.type.convert(name, value)
-            typed[name] = value
+            try:
+                typed[name] = value if param is None else param.type.convert(name, value)
+            except ArgumentRefused:
+                typed[name] = value  # kept as it is, for the check to refuse
         return typed
 
     def call(self, args: Mapping[str, Any], idempotency_key: str | None = None) -> Any:
