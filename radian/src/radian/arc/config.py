@@ -131,6 +131,9 @@ class CleanupConfig(_Section):
     worktrees: bool = True  # remove a task's worktree once it is integrated or failed
     branches: bool = False  # also delete its local branch arc/<task> (the remote keeps it)
     remote_branches: bool = False  # and an integrated task's arc/<task> on the remote
+    # Whatever those say, integrated tasks' branches (local and remote) beyond the newest
+    # this many are pruned by `run` and `gc`: each kept one made every fetch and push slower.
+    keep_integrated_branches: int = Field(default=100, ge=0)
 
 
 HookEventName = Literal[
@@ -221,6 +224,7 @@ worktrees = true              # remove a task's worktree once it is integrated o
 branches = false              # also delete its local branch arc/<task> (the remote keeps it)
 remote_branches = false       # and an integrated task's arc/<task> on the remote (never a
                               # failed task's: a rework continues from it)
+keep_integrated_branches = 100  # integrated tasks' branches beyond the newest 100 are pruned
 
 # The verification stages and the integration: radian/docs/gate.md. Without [gate], a task
 # that delivered waits in review.verifying.

@@ -297,14 +297,68 @@ def pack_refs(repo: Path) -> None:
     run_git(repo, "pack-refs", "--all", check=False)
 
 
-def delete_remote_branch(repo: Path, remote: str, branch: str, expected: str) -> bool:
-    """Delete `remote`'s `branch` if it still points at `expected` (a lease: a branch someone
-    pushed to since is left alone); its tracking ref goes with it. False when the remote
-    refused or could not be reached (the caller tries again another time)."""
-    lease = f"--force-with-lease=refs/heads/{branch}:{expected}"
-    completed = run_git(repo, "push", "--quiet", lease, remote, "--delete", f"refs/heads/{branch}",
-                        check=False)  # fmt: skip
-    return completed.returncode == 0
+# Many refs in one git command: a batch of the clean-up's (radian.arc.cleanup) is one
+# for-each-ref, one `branch -D` and one push however many tasks it holds, at most this many
+# refs a command line.
+REFS_A_COMMAND = 200
+
+
+def _chunks(items: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(items), REFS_A_COMMAND):
+        yield items[start : start + REFS_A_COMMAND]
+
+
+def refs_at(repo: Path, refs: list[str], merged_into: str | None = None) -> dict[str, str]:
+    """Of `refs` (full names), those that exist, with their commits; with `merged_into`, only
+    those it holds (reachable from that commit)."""
+    merged = [f"--merged={merged_into}"] if merged_into is not None else []
+    found: dict[str, str] = {}
+    for chunk in _chunks(refs):
+        listed = run_git(repo, "for-each-ref", "--format=%(objectname) %(refname)", *merged,
+                         *chunk)  # fmt: skip
+        for line in listed.stdout.splitlines():
+            sha, _, ref = line.partition(" ")
+            found[ref] = sha
+    return found
+
+
+def delete_branches(repo: Path, branches: list[str]) -> set[str]:
+    """`git branch -D` of each of `branches` (short names); the ones deleted. A branch checked
+    out in a worktree (or the repository itself) is refused by git and kept."""
+    deleted: set[str] = set()
+    for chunk in _chunks(branches):
+        completed = run_git(repo, "branch", "-D", *chunk, check=False)
+        for line in completed.stdout.splitlines():
+            if line.startswith("Deleted branch "):
+                deleted.add(line.removeprefix("Deleted branch ").split(" (was ")[0])
+    return deleted
+
+
+def delete_refs(repo: Path, expected: dict[str, str]) -> None:
+    """Delete local refs, each only if it still points at the commit given: one transaction
+    (when one has moved since, none is deleted; a later clean-up tries again)."""
+    for chunk in _chunks(sorted(expected)):
+        lines = "".join(f"delete {ref} {expected[ref]}\n" for ref in chunk)
+        subprocess.run(["git", "update-ref", "--stdin"], cwd=repo, env={**os.environ, **GIT_ENV},
+                       input=lines, capture_output=True, text=True, check=False,
+                       start_new_session=True)  # fmt: skip
+
+
+def delete_remote_branches(repo: Path, remote: str, expected: dict[str, str]) -> set[str]:
+    """Delete `remote`'s branches `expected` names, each only if it still points at the commit
+    given (a lease each; a branch pushed to since is left alone), in one push a batch; the
+    ones deleted (their tracking refs go with them); none when the remote could not be
+    reached (a later clean-up tries again)."""
+    deleted: set[str] = set()
+    for chunk in _chunks(sorted(expected)):
+        leases = [f"--force-with-lease=refs/heads/{b}:{expected[b]}" for b in chunk]
+        deletes = [f":refs/heads/{branch}" for branch in chunk]
+        completed = run_git(repo, "push", "--porcelain", *leases, remote, *deletes, check=False)
+        for line in completed.stdout.splitlines():
+            flag, _, rest = line.partition("\t")
+            if flag == "-" and rest.startswith(":refs/heads/"):
+                deleted.add(rest.partition("\t")[0].removeprefix(":refs/heads/"))
+    return deleted
 
 
 def _remove_worktrees_holding(repo: Path, branch: str, also: Path) -> None:

@@ -38,7 +38,7 @@ from radian.arc.claims import (
     promote_due_retries,
     recover_orphans,
 )
-from radian.arc.cleanup import DONE_STATES, Policy, clean_task
+from radian.arc.cleanup import DONE_STATES, IntegratedBranches, Policy, clean_tasks
 from radian.arc.clock import Clock, format_utc
 from radian.arc.config import ArcConfig
 from radian.arc.due import DueIndex
@@ -191,6 +191,7 @@ class Loop:
         self._pool = ThreadPoolExecutor(max_workers=max(1, config.limits.parallel))
         self._quarantined: set[str] = set()
         self._cleaned: set[str] = set()
+        self._branches = IntegratedBranches(Policy.of(config))
         self._started: dict[str, float] = {}
         self._next_wake: str | None = None
         self._wake = threading.Event()
@@ -318,20 +319,20 @@ class Loop:
 
     def _clean_up(self) -> None:
         """Worktrees of tasks that reached done.integrated or failed.* are removed (each
-        task looked at once per run, so a pass never walks every finished task)."""
-        cleanup = self.config.cleanup
-        if not (cleanup.worktrees or cleanup.branches or cleanup.remote_branches):
+        task looked at once per run, so a pass never walks every finished task), and the
+        integrated tasks' branches beyond the policy's newest (radian.arc.cleanup)."""
+        new = [name for name in self.index.names_in(*DONE_STATES) if name not in self._cleaned]
+        if not new:
             return
-        for name in self.index.names_in(*DONE_STATES):
-            if name in self._cleaned:
-                continue
-            self._cleaned.add(name)
-            # Logged, not printed: the loop's lines stay those of the chapter.
-            # cleanup.py reads only this host's folders (worktrees, task folders, gate locks),
-            # which every store has; its annotations still name the files store.
-            local = cast(ArcStore, self.store)
-            for line in clean_task(local, name, policy=Policy.of(self.config)):
-                log.info("%s", line)
+        self._cleaned.update(new)
+        # Logged, not printed: the loop's lines stay those of the chapter.
+        # cleanup.py reads only this host's folders (worktrees, task folders, gate locks),
+        # which every store has; its annotations still name the files store.
+        local = cast(ArcStore, self.store)
+        for line in clean_tasks(local, new, self._branches.policy, self._branches):
+            log.info("%s", line)
+        for line in self._branches.prune(local):
+            log.info("%s", line)
 
     def _report_quarantined(self) -> None:
         """Each damaged task once per run: it is left alone, every other task goes on."""
