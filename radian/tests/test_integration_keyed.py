@@ -11,15 +11,19 @@ real PostgreSQL whose connections are cut with pg_terminate_backend."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import psycopg
 import pytest
+from conftest import git, make_git_repo, run_env, worker_exec_args, write_config
 from filelock import Timeout
 from gate_fixtures.world import GitWorld, run_git
 
@@ -29,6 +33,8 @@ from radian.arc.gate.integration import run_integration
 from radian.arc.gate.pipeline import run_gate
 from radian.arc.gate.process import StopRequested
 from radian.arc.gate.stage import GateJob
+from radian.arc.states import State
+from radian.arc.store import ArcStore
 from radian.arc.store_postgres import AdvisoryLock, PostgresStore
 
 pytestmark = pytest.mark.integration
@@ -101,6 +107,25 @@ def test_a_gate_taken_up_on_a_host_without_the_head_fetches_it(world: GitWorld) 
 
     assert [(v.stage, v.passed, v.reason) for v in gate.verdicts] == [("integration", True, None)]
     assert len(integrations(world, "t")) == 1
+
+
+def test_a_gate_whose_task_branch_was_cleaned_up_finds_the_integration(world: GitWorld) -> None:
+    """Another host integrated the task and its clean-up deleted the remote's arc/<task>;
+    this clone has neither the head nor the branch. The head's fetch finds no branch (no
+    outage: no wait), and the integration stage finds the task's merge on the target."""
+    head = world.commit_files(world.worker, "arc/t", {"t.txt": "one\n"}, "work on t")
+    run_git(world.other, "fetch", "--quiet", "origin")
+    run_git(world.other, "checkout", "--quiet", "-B", "main", "origin/main")
+    run_git(world.other, "merge", "--quiet", "--no-ff", "-m", "arc: integrate t", head)
+    run_git(world.other, "push", "--quiet", "origin", "main")
+    run_git(world.other, "push", "--quiet", "origin", "--delete", "arc/t")
+    landed = world.main_sha()
+
+    gate = run_gate(job(world, "t", head), FakeClock())
+
+    assert gate.remote_error is None and gate.passed, gate
+    assert gate.verdicts[-1].integrated_sha == landed
+    assert world.main_sha() == landed
 
 
 # -- the locks of a shared store ------------------------------------------------------------
@@ -218,3 +243,60 @@ def test_a_gate_waiting_for_the_integration_lock_rides_through_its_connection_cu
     with pytest.raises(Timeout):
         first.integration_lock("main").acquire(timeout=0)  # host 2 holds it
     waiting.release()
+
+
+# -- through `radian arc run` ---------------------------------------------------------------
+
+RADIAN = str(Path(sys.executable).parent / "radian")
+
+
+def _arc(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([RADIAN, "arc", *args], cwd=repo, capture_output=True, text=True,
+                          timeout=300, env=run_env(), check=False)  # fmt: skip
+
+
+def test_the_next_run_records_an_integration_that_landed_unrecorded(tmp_path: Path) -> None:
+    """A task was integrated (its merge is on the remote's main) but the record says
+    review.verifying, with a later attempt's head that builds on the integrated one: a host
+    whose gate pushed and then lost its locks with the store's connections, while another
+    host sent the task on. The next `radian arc run` takes the gate up, finds the
+    integration on main and records the task integrated with that commit: no new attempt,
+    no second merge (before: the later head was merged and pushed a second time)."""
+    repo = make_git_repo(tmp_path)
+    scenario = tmp_path / "scenario.json"
+    then = {"do": "result", "commit": True, "file": "{task}.txt", "cost": 0.01}
+    scenario.write_text(json.dumps({"default": then}))
+    write_config(repo, worker_exec_args(scenario), gate={"stages": []})
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[plan]\nname = "p"\n\n[[task]]\nname = "t"\nbrief = "Write t.txt."\n')
+    for args in (("plan", "load", str(plan)), ("confirm", "p"), ("run",)):
+        done = _arc(repo, *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+    remote = tmp_path / "remote.git"
+    landed = git(remote, "rev-parse", "main")
+    assert git(remote, "log", "-1", "--format=%s", "main") == "arc: integrate t"
+
+    # The record as the other host left it: a second attempt delivered on top of the first.
+    git(repo, "checkout", "-q", "-B", "arc/t", "origin/arc/t")
+    (repo / "t.txt").write_text("t, again\n")
+    git(repo, "commit", "-q", "-am", "attempt 002")
+    git(repo, "push", "-q", "origin", "arc/t")
+    git(repo, "checkout", "-q", "main")
+    later = git(repo, "rev-parse", "arc/t")
+    store = ArcStore(repo)
+    with store.task_lock("t"):
+        task = store.load_task("t")
+        task.state, task.head_sha = State.VERIFYING, later
+        task.attempts, task.last_attempt_id = ["001", "002"], "002"
+        store.save_task(task)
+    shutil.rmtree(store.task_dir("t") / "verdicts")  # the gate ran on the other host
+
+    done = _arc(repo, "run")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"t integrated -> done.integrated ({landed[:12]} on main)" in done.stdout, done.stdout
+    found = store.load_task("t")
+    assert (found.state, found.attempts) == (State.INTEGRATED, ["001", "002"])
+    assert git(remote, "rev-parse", "main") == landed  # nothing merged or pushed again
+    ran = (tmp_path / "ran.log").read_text().splitlines()
+    assert [line.split()[:2] for line in ran] == [["t", "001"]]  # no new attempt

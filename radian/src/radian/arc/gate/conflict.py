@@ -42,23 +42,31 @@ def fetch_target(job: GateJob) -> str:
             raise RemoteUnreachable(error.stderr or str(error)) from error
 
 
-def fetch_head(job: GateJob) -> None:
-    """The task's head in this clone, fetched from the remote's task branch when it is not
-    (a gate taken up from another host, whose worker pushed it): merge-tree answers a head it
-    does not have as it answers a conflict, which would send the task to a rework for
-    nothing. A fetch that fails is an outage, as fetch_target's."""
+def fetch_head(job: GateJob) -> bool:
+    """Fetch the remote's task branch when the task's head is not in this clone (a gate
+    taken up from another host, whose worker pushed it; an attempt fetches its own task
+    branch only). True when it fetched. A fetch that fails is an outage, as fetch_target's;
+    a branch the remote no longer has (cleaned up once the task was integrated) is left to
+    the stages, which find the task's integration on the target before they need its head."""
     if not job.branch or git.rev_parse(job.repo_root, job.head_sha) is not None:
-        return
+        return False
     with remote_lock(job.repo_root):
         try:
             git.fetch_branch(job.repo_root, job.remote, job.branch)
         except git.GitError as error:
+            if git.names_no_remote_branch(error.stderr):
+                return False
             raise RemoteUnreachable(error.stderr or str(error)) from error
+    return True
 
 
 def check_conflict(job: GateJob, stage: str, main_sha: str) -> StageResult | None:
     """The `conflict` failure of `stage`, or None when the head merges with main_sha."""
     check = git.merge_check(job.repo_root, main_sha, job.head_sha)
+    if not check.clean and not check.conflicted_paths and fetch_head(job):
+        # git merge-tree answers a commit it does not have as it answers a conflict (in no
+        # path): the head was not here; asked again now that it is.
+        check = git.merge_check(job.repo_root, main_sha, job.head_sha)
     if check.clean:
         return None
     paths = list(check.conflicted_paths)

@@ -16,7 +16,7 @@ from radian.arc import git
 from radian.arc.clock import Clock, format_utc
 from radian.arc.gate import texts
 from radian.arc.gate.commands import run_commands
-from radian.arc.gate.conflict import check_conflict, fetch_head, fetch_target
+from radian.arc.gate.conflict import check_conflict, fetch_target
 from radian.arc.gate.integration import integrated_before, run_integration
 from radian.arc.gate.mutation import run_mutation
 from radian.arc.gate.process import StopRequested
@@ -78,7 +78,6 @@ def run_gate(job: GateJob, clock: Clock, still_wanted: Callable[[], bool] | None
     stopped = False
     remote_error: str | None = None
     try:
-        fetch_head(job)
         for stage in stages_of(job):
             if job.stop.is_set() or (still_wanted is not None and not still_wanted()):
                 stopped = True
