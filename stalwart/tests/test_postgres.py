@@ -146,13 +146,13 @@ def test_the_record_url_chooses_postgres(pg_url: str) -> None:
 def test_loads_and_commits_inside_the_lock_use_the_lock_connection(
     pg_store: PostgresStore,
 ) -> None:
-    before = pg_store._pool.get_stats().get("requests_num", 0)
+    before = pg_store._connections.pool.get_stats().get("requests_num", 0)
     with pg_store.lock("s1"):
         pg_store.commit(Changes(sessions=[SessionRow("s1", "u", "desk", 1.0)]))
         pg_store.commit(Changes(messages=[MessageRow("s1", 0, "user", "hi", None, False)]))
         assert pg_store.load("s1") is not None
     # one connection served the lock and everything inside it; it went back to the pool
-    stats = pg_store._pool.get_stats()
+    stats = pg_store._connections.pool.get_stats()
     assert stats.get("requests_num", 0) - before == 1
     assert stats["pool_available"] == stats["pool_size"]
 

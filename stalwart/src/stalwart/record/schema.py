@@ -1,6 +1,6 @@
 """The record's schema, in one place: its rows, and its tables as data.
 
-A backend turns `TABLES` into its own DDL (`sqlite.py`, `postgres.py`) and moves
+A backend turns `TABLES` into its own DDL (`sqlite.py`, `postgres/`) and moves
 rows in and out with `to_columns` / `from_columns`. Column kinds are abstract:
 "text", "int", "real", "bool" and "json" (any JSON value, stored as canonical text).
 """

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,15 +25,27 @@ from typing import Any
 from .. import texts
 from ..clock import Clock, SystemClock
 from ..errors import LeaseLost, SessionBusy
+from .backend import (
+    Holdings,
+    by_table,
+    cached_load,
+    check_settings,
+    lock_not_had,
+    runs_in_sql,
+    session_of,
+    sessions_to_bump,
+    table_ddl,
+    taken_over,
+    upsert_updates,
+)
 from .base import Changes, SessionRecord
-from .cache import MISS, SessionCache
+from .cache import SessionCache
 from .lease import (
     LEASE_SECS,
     Heartbeat,
     Lease,
     Seen,
     ended,
-    holder_ended,
     lease_taken_over,
     next_lease,
 )
@@ -65,24 +77,10 @@ def ddl() -> list[str]:
     Tables are WITHOUT ROWID: a row lives in its primary key's b-tree, not in a rowid
     table beside a separate index of its key, so a commit writes fewer pages to the WAL
     (and makes fewer of them durable). An index whose column leads the primary key
-    (messages: session, seq) would repeat it, and is not made. A record made before
-    keeps the tables it was made with; both read and write the same.
+    (messages: session, seq) would repeat it, and is not made (`backend.table_ddl`). A
+    record made before keeps the tables it was made with; both read and write the same.
     """
-    statements: list[str] = []
-    for table in TABLES:
-        columns = ", ".join(f'"{name}" {_SQL_TYPES[kind]}' for name, kind in table.kinds.items())
-        key = ", ".join(f'"{name}"' for name in table.key)
-        statements.append(
-            f'CREATE TABLE IF NOT EXISTS "{table.name}" ({columns}, PRIMARY KEY ({key})) '
-            "WITHOUT ROWID"
-        )
-        for column in table.index:
-            if table.key[0] == column:
-                continue
-            statements.append(
-                f'CREATE INDEX IF NOT EXISTS "{table.name}_{column}" ON "{table.name}" ("{column}")'
-            )
-    return statements
+    return table_ddl(_SQL_TYPES, " WITHOUT ROWID")
 
 
 def upsert_sql(table: Table) -> str:
@@ -96,11 +94,7 @@ def upsert_sql(table: Table) -> str:
     columns = ", ".join(f'"{n}"' for n in names)
     marks = ", ".join("?" for _ in names)
     key = ", ".join(f'"{n}"' for n in table.key)
-    fixed = set(table.key) | set(table.index) | {table.counter}
-    moved = [f'"{n}" = excluded."{n}"' for n in names if n not in fixed]
-    if table.counter is not None:
-        moved.append(f'"{table.counter}" = "{table.name}"."{table.counter}" + 1')
-    updates = ", ".join(moved)
+    updates = upsert_updates(table, {*table.key, *table.index, table.counter})
     return (
         f'INSERT INTO "{table.name}" ({columns}) VALUES ({marks}) '
         f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
@@ -161,15 +155,10 @@ class SQLiteStore:
         lock_wait_secs: float = 30.0,
         lease_secs: float = LEASE_SECS,
     ) -> None:
-        if not lock_wait_secs > 0:
-            raise ValueError(f"lock_wait_secs must be more than 0; got {lock_wait_secs!r}")
-        if not lease_secs > 0:
-            raise ValueError(f"lease_secs must be more than 0; got {lease_secs!r}")
+        check_settings(lock_wait_secs, lease_secs)
         self.path = str(path)
         self.lock_wait_secs = lock_wait_secs
         self.lease_secs = lease_secs
-        self._leases: dict[int, Lease] = {}  # every lease held now, by id, for the heartbeat
-        self._held = threading.local()
         self._heartbeat = Heartbeat(lease_secs / 3, self._renew_leases)
         self.commits = 0
         self._memory = self.path == ":memory:"
@@ -182,6 +171,9 @@ class SQLiteStore:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._cache = SessionCache()
+        self._holdings: Holdings[Lease] = Holdings(
+            lambda lease: lease, self._heartbeat, self._cache
+        )
         self._lock_folder = lock_folder(self.path)
         if not self._memory:
             os.makedirs(self._lock_folder, exist_ok=True)
@@ -193,9 +185,9 @@ class SQLiteStore:
             self._db.execute("COMMIT")
 
     def load(self, session: str) -> SessionRecord | None:
-        kept = self._cache.get(session)  # current, by the version read with the lock
-        if kept is not MISS:
-            return kept  # type: ignore[return-value]  # a SessionRecord or None
+        return cached_load(self._cache, session, self._load)
+
+    def _load(self, session: str) -> SessionRecord | None:
         with self._guard:
             head = self._select(SessionRow, session)
             if not head:
@@ -206,15 +198,14 @@ class SQLiteStore:
                 calls=tuple(self._select(CallRow, session)),
                 messages=tuple(self._select(MessageRow, session)),
             )
-        self._cache.loaded(session, record)
         return record
 
     def commit(self, changes: Changes) -> None:
         if not changes:
             return
         written: dict[int, list[Any]] = {}  # each row's column values, by the row's id
-        session = _session_of(changes)
-        lease = self._lease_held(session)
+        session = session_of(changes)
+        lease = self._holdings.lease(session)
         known = self._cache.kept_keys(session)  # rows already the session's: not moved
         with self._guard:
             try:
@@ -226,7 +217,7 @@ class SQLiteStore:
                     if not ours:
                         assert lease is not None
                         raise LeaseLost(texts.lease_lost(session, lease.token))
-                    for row_type, rows in _by_table(changes):
+                    for row_type, rows in by_table(changes):
                         if not rows:
                             continue
                         values = [column_values(row) for row in rows]
@@ -239,11 +230,9 @@ class SQLiteStore:
                                 self._db.executemany(
                                     move.sql, [[row[i] for i in move.at] for row in moving]
                                 )
-                    upserted = {row.session for row in changes.sessions}
-                    touched = dict.fromkeys(r.session for r in changes.rows())
-                    bumped = [(s,) for s in touched if s not in upserted]
+                    bumped = sessions_to_bump(changes)
                     if bumped:
-                        self._db.executemany(_BUMP, bumped)
+                        self._db.executemany(_BUMP, [(s,) for s in bumped])
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
@@ -262,10 +251,8 @@ class SQLiteStore:
         wanted = list(states)
         if not wanted:
             return []
-        marks = ", ".join("?" for _ in wanted)
-        sql = f'SELECT DISTINCT "session" FROM "runs" WHERE "state" IN ({marks}) ORDER BY 1'
         with self._guard:
-            return [row[0] for row in self._db.execute(sql, wanted)]
+            return [row[0] for row in self._db.execute(runs_in_sql(wanted, "?"), wanted)]
 
     @contextmanager
     def lock(
@@ -278,7 +265,7 @@ class SQLiteStore:
             thread_lock.acquire(timeout=self.lock_wait_secs) if wait else thread_lock.acquire(False)
         )
         if not got:
-            raise self._busy(session)
+            raise lock_not_had(session, self.lock_wait_secs)
         try:
             if self._memory:
                 with self._leased(session, clock or SystemClock(), f"memory/{id(self)}") as lease:
@@ -299,17 +286,10 @@ class SQLiteStore:
         finally:
             thread_lock.release()
 
-    @contextmanager
-    def take_over(self, session: str, *, clock: Clock | None = None) -> Iterator[Lease]:
-        """`lock`, or, when the lock is not had within `lock_wait_secs` (a worker that
-        hangs holds it), the session's lease alone once it may be taken (see `Store`)."""
-        clock = clock or SystemClock()
-        with ExitStack() as held:
-            try:
-                lease = held.enter_context(self.lock(session, clock=clock))
-            except SessionBusy:
-                lease = held.enter_context(self._lease_alone(session, clock))
-            yield lease
+    def take_over(
+        self, session: str, *, clock: Clock | None = None
+    ) -> AbstractContextManager[Lease]:
+        return taken_over(self.lock, self._lease_alone, session, clock)
 
     @contextmanager
     def _leased(self, session: str, clock: Clock, lock: str) -> Iterator[Lease]:
@@ -324,7 +304,7 @@ class SQLiteStore:
         if not ended(seen):
             self._take_now(lease)  # from a live holder: fenced from this moment
         # Not given back by a write: the next holder of this lock proves it ended.
-        with self._holding(session, lease, version, created):
+        with self._holdings.holding(lease, version, created):
             yield lease
 
     @contextmanager
@@ -339,7 +319,7 @@ class SQLiteStore:
         lease = lease_taken_over(session, seen, clock, self.lease_secs)
         self._take_now(lease)
         try:
-            with self._holding(session, lease, version, created):
+            with self._holdings.holding(lease, version, created):
                 yield lease
         finally:
             try:
@@ -347,27 +327,6 @@ class SQLiteStore:
                     self._db.execute(_GIVE_BACK_SQL, (session, lease.token, lease.holder))
             except sqlite3.Error:
                 pass  # not given back: the next holder waits for it to expire
-
-    @contextmanager
-    def _holding(
-        self, session: str, lease: Lease, version: int | None, created: Any
-    ) -> Iterator[None]:
-        """`lease` held by this thread: its commits fenced by it, the heartbeat renewing
-        it, and the session's kept copy used at the version read with it."""
-        self._cache.locked(session, None if version is None else (version, float(created)))
-        stack = self._held_stack()
-        stack.append(lease)
-        with self._guard:
-            self._leases[id(lease)] = lease
-        self._heartbeat.start()
-        try:
-            yield
-        finally:
-            self._cache.released(session)
-            _drop(stack, lease)
-            with self._guard:
-                self._leases.pop(id(lease), None)
-            holder_ended(lease.holder)
 
     def _take_now(self, lease: Lease) -> None:
         """Take the lease in a commit of its own: its last holder lives on, or may, and
@@ -410,24 +369,11 @@ class SQLiteStore:
         return renewed.rowcount == 1, until
 
     def _renew_leases(self) -> None:
+        leases = self._holdings.taken()  # one not taken: nothing written under it to keep
         with self._guard:
-            for lease in list(self._leases.values()):
-                if not lease.taken:
-                    continue  # nothing written under it yet: nothing to keep
+            for lease in leases:
                 lease.expires = lease.renewed_until()
                 self._db.execute(_RENEW_SQL, (lease.expires, lease.session, lease.token))
-
-    def _lease_held(self, session: str) -> Lease | None:
-        for lease in reversed(self._held_stack()):
-            if lease.session == session:
-                return lease
-        return None
-
-    def _held_stack(self) -> list[Lease]:
-        stack: list[Lease] | None = getattr(self._held, "stack", None)
-        if stack is None:
-            stack = self._held.stack = []
-        return stack
 
     def _flock(self, descriptor: int, session: str, deadline: float) -> None:
         """Take the flock, waiting at most until `deadline` (the kernel has no timed flock,
@@ -439,15 +385,9 @@ class SQLiteStore:
                 return
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise self._busy(session) from None
+                    raise lock_not_had(session, self.lock_wait_secs) from None
                 time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
                 pause = min(pause * 2, 0.05)
-
-    def _busy(self, session: str) -> SessionBusy:
-        return SessionBusy(
-            f"session {session!r} is being advanced by another worker "
-            f"(waited {self.lock_wait_secs:g}s)"
-        )
 
     def _open_lock_file(self, session: str) -> int:
         # Beside the database, so every process that opens it finds the same file. The
@@ -510,14 +450,6 @@ def _file_lock(descriptor: int) -> str:
     return f"file/{stat.st_dev}/{stat.st_ino}/{stat.st_ctime_ns}"
 
 
-def _drop(stack: list[Lease], lease: Lease) -> None:
-    """Take `lease` itself off the stack (not one equal to it)."""
-    for at in range(len(stack) - 1, -1, -1):
-        if stack[at] is lease:
-            del stack[at]
-            return
-
-
 def _may_move(
     row_type: type,
     rows: list[Any],
@@ -537,28 +469,10 @@ def _may_move(
     ]
 
 
-def _session_of(changes: Changes) -> str:
-    """The one session a commit's rows belong to (the runtime commits one at a time)."""
-    for row in changes.rows():
-        return str(row.session)
-    raise ValueError("an empty commit names no session")
-
-
 def lock_folder(database: str) -> str:
     """Where a database's session locks live: a folder beside it, named after it."""
     real = os.path.realpath(database)
     return os.path.join(os.path.dirname(real), os.path.basename(real) + ".locks")
-
-
-def _by_table(changes: Changes) -> list[tuple[type, list[Any]]]:
-    """The changes' rows, table by table, each table's rows in the order given (so when a
-    row is given twice, the later one is the one that stays, as upserts one by one do)."""
-    return [
-        (SessionRow, changes.sessions),
-        (RunRow, changes.runs),
-        (CallRow, changes.calls),
-        (MessageRow, changes.messages),
-    ]
 
 
 def open_operator_log(path: str, now: Callable[[], float]) -> OperatorLog:
