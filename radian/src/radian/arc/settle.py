@@ -1,8 +1,10 @@
 """Applying one attempt's end to its task: the table's row, the retry rules, model waits, cost.
 
 The outcome is first turned into an `AttemptOutcome` (from a worker's AttemptEnd, or from an
-attempt_result.json a killed `run` wrote but did not apply), then `settle` decides the next
-state, writes attempt_result.json and saves the task, in that order, under the task's lock.
+attempt_result.json a killed `run` wrote but did not apply), then `settle` counts its cost,
+asks radian.arc.decide for the task's move (the chapter's table and retry rules, decided
+without reading or writing files), applies it, writes attempt_result.json and saves the
+task, in that order, under the task's lock.
 """
 
 from __future__ import annotations
@@ -12,19 +14,17 @@ from typing import Any
 
 from radian.arc import texts
 from radian.arc.budget import add_cost, attempt_cost, check_after_cost, pause_for_budget
-from radian.arc.classify import ROWS, Next, classify
-from radian.arc.clock import Clock, format_utc_ceil
+from radian.arc.classify import ROWS, classify
+from radian.arc.clock import Clock
 from radian.arc.config import ArcConfig
+from radian.arc.decide import INFRASTRUCTURE, Decision, decide
 from radian.arc.events import Event, EventKind
 from radian.arc.logs import logger
 from radian.arc.records import Task, attempt_result, transition
-from radian.arc.schedule import due_at, model_wait_secs, retry_backoff_secs
 from radian.arc.states import State
 from radian.arc.store_protocol import Store
 
 log = logger(__name__)
-
-INFRASTRUCTURE = "infrastructure"  # the class whose reason run and show print
 
 
 @dataclass(frozen=True)
@@ -213,22 +213,17 @@ def settle(
         text = texts.ended_after_cancel(task.name, attempt_id)
         return [Event("ended_after_cancel", text, task.name, str(task.state), attempt_id)]
 
-    if row.next_step is Next.READY_AGAIN:
-        # Interrupted by arc: no attempt of the task's line of work ended, so no run (of model
-        # waits, remote waits, conflict reworks) ends or grows, and no retry is used.
-        events = _interrupted(store, config, task, clock)
-    else:
-        task.model_wait_streak = task.model_wait_streak + 1 if outcome.model_wait else 0
-        if row.next_step not in (Next.VERIFY, Next.VERIFY_AT_ONCE):
-            # GATE: only a gate ends in a conflict; any other end starts the conflict run again.
-            task.conflict_rework_run = 0
-        events = _decide(store, config, task, row.next_step, row.failure_class or "", outcome,
-                         clock)  # fmt: skip
-        if row.failure_class == INFRASTRUCTURE and outcome.reason and not outcome.model_wait:
-            # The reason under the class: the rejected push, the held lock, the credential.
-            # A line of detail, no move of its own (state None: no hook takes it for one).
-            text = texts.infrastructure_reason(task.name, attempt_id, outcome.reason)
-            events.append(Event("infrastructure_reason", text, task.name))
+    limit = task.max_attempts if task.max_attempts is not None else config.limits.max_attempts
+    decision = decide(
+        task,
+        row,
+        outcome,
+        attempt_id=attempt_id,
+        max_attempts=limit,
+        now=clock.now(),
+        budget=lambda: check_after_cost(store, task, store.load_plan(task.plan), config),
+    )
+    events = apply_decision(store, task, decision, clock)
     record["next_state"] = str(task.state)
     record["retry_at"] = task.retry_at
     record["retry_count"] = task.retry_count
@@ -244,95 +239,18 @@ def _moved(kind: EventKind, task: Task, text: str) -> Event:
     return Event(kind, text, task.name, str(task.state))
 
 
-def _interrupted(store: Store, config: ArcConfig, task: Task, clock: Clock) -> list[Event]:
-    """Our row: arc stopped the attempt itself. The task is claimable again at once, its
-    retry_count as it was; what the worker spent so far is counted (settle added it), so a
-    budget it used up pauses the task as a retry would."""
-    verdict = check_after_cost(store, task, store.load_plan(task.plan), config)
-    if verdict.used_up:
-        text = texts.interrupted_paused_budget(task.name, str(verdict.scope), verdict.spent,
-                                               float(verdict.limit or 0))  # fmt: skip
-        plan_events = pause_for_budget(store, task, verdict, clock)
-        return [_moved("attempt_interrupted", task, text), *plan_events]
-    transition(task, State.READY, clock, retry_at=None)
-    log.info("%s interrupted: todo.ready, retry_count %d kept", task.name, task.retry_count)
-    return [_moved("attempt_interrupted", task, texts.interrupted_ready(task.name))]
-
-
-def _decide(
-    store: Store,
-    config: ArcConfig,
-    task: Task,
-    next_step: Next,
-    failure_class: str,
-    outcome: AttemptOutcome,
-    clock: Clock,
-) -> list[Event]:
-    name = task.name
-    if outcome.remote_error is not None and next_step in (Next.RETRY, Next.REWORK_PENDING):
-        # A remote outage is no failure of the task: wait with backoff, use no retry.
-        task.remote_wait_streak += 1
-        wait = retry_backoff_secs(task.remote_wait_streak)
-        when = format_utc_ceil(due_at(clock.now(), wait))
-        transition(task, State.RETRY_WAIT, clock, retry_at=when)
-        log.warning(
-            "%s remote unreachable: waiting until %s (%s)", name, when, outcome.remote_error
-        )
-        return [_moved("remote_wait", task, texts.remote_unreachable(name, when))]
-    task.remote_wait_streak = 0
-    if next_step in (Next.VERIFY, Next.VERIFY_AT_ONCE):
-        transition(
-            task,
-            State.VERIFYING,
-            clock,
-            base_sha=outcome.base_sha,
-            head_sha=outcome.head_sha,
-            merge_pending=False,
-            rework_reason=None,
-            retry_at=None,
-        )
-        return [_moved("delivered", task, texts.delivered(name, outcome.head_sha))]
-    if next_step is Next.REWORK_PENDING:
-        reason = outcome.reason or "delivery check failed"
-        transition(task, State.REWORK_PENDING, clock, rework_reason=reason, retry_at=None)
-        return [_moved("delivery_failed", task, texts.delivery_failed(name, reason))]
-    if next_step is Next.IRRECOVERABLE:
-        transition(task, State.IRRECOVERABLE, clock, retry_at=None)
-        error = outcome.model_error or {}
-        if error.get("kind") == "authentication":
-            text = texts.poisoned_authentication(name, str(error.get("message") or "-"))
-            return [_moved("poisoned", task, text)]
-        return [_moved("poisoned", task, texts.poisoned(name))]
-    if next_step is Next.CANCELLED:
-        transition(task, State.CANCELLED, clock, retry_at=None)
-        return [_moved("cancelled", task, texts.cancelled(name, str(State.WORKING)))]
-
-    now = clock.now()
-    if outcome.model_wait:
-        retry_after = (outcome.model_error or {}).get("retry_after_secs")
-        wait = model_wait_secs(task.model_wait_streak, retry_after)
-        when = format_utc_ceil(due_at(now, wait))
-        transition(task, State.RETRY_WAIT, clock, retry_at=when)
-        log.info(
-            "%s model wait %d in a row: %.0f s, until %s", name, task.model_wait_streak, wait, when
-        )
-        return [_moved("model_wait", task, texts.model_unavailable(name, when))]
-
-    limit = task.max_attempts if task.max_attempts is not None else config.limits.max_attempts
-    if task.retry_count >= limit:
-        transition(task, State.EXHAUSTED, clock, retry_at=None)
-        log.warning("%s exhausted: retry_count %d of %d", name, task.retry_count, limit)
-        text = texts.exhausted(name, failure_class, task.retry_count, limit)
-        return [_moved("exhausted", task, text)]
-    plan = store.load_plan(task.plan)
-    verdict = check_after_cost(store, task, plan, config)
-    if verdict.used_up:
-        text = texts.paused_budget(name, failure_class, str(verdict.scope), verdict.spent,
-                                   float(verdict.limit or 0))  # fmt: skip
-        plan_events = pause_for_budget(store, task, verdict, clock)
-        return [_moved("paused_budget", task, text), *plan_events]
-    retry_count = task.retry_count + 1
-    when = format_utc_ceil(due_at(now, retry_backoff_secs(retry_count)))
-    transition(task, State.RETRY_WAIT, clock, retry_at=when, retry_count=retry_count)
-    log.info("%s retry %d (%s) at %s", name, retry_count, failure_class, when)
-    return [_moved("retry", task, texts.retry_at(name, failure_class, when))]
+def apply_decision(store: Store, task: Task, decision: Decision, clock: Clock) -> list[Event]:
+    """Move `task` as `decision` says (the caller holds its lock and saves it); the events,
+    the plan's among them when a plan budget was used up (its auto turned off)."""
+    if decision.note is not None:
+        (log.warning if decision.warn else log.info)("%s", decision.note)
+    if decision.budget is not None:
+        plan_events = pause_for_budget(store, task, decision.budget, clock, **decision.fields)
+        events = [_moved(decision.kind, task, decision.text), *plan_events]
+    else:
+        transition(task, decision.state, clock, **decision.fields)
+        events = [_moved(decision.kind, task, decision.text)]
+    if decision.detail is not None:
+        # A line of detail, no move of its own (state None: no hook takes it for one).
+        events.append(Event("infrastructure_reason", decision.detail, task.name))
+    return events
