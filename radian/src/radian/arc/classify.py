@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from radian.arc.states import State
+
+if TYPE_CHECKING:  # the attempt module is loaded when an attempt runs, not by every command
+    from radian.arc.worker.attempt import AttemptEnd
 
 
 class Next(StrEnum):
@@ -108,8 +111,8 @@ class Classification:
         }[self.row.next_step]
 
 
-def classify(end: Any) -> Classification:
-    """The row of the table for one worker attempt's end (a radian.arc.worker.AttemptEnd).
+def classify(end: AttemptEnd) -> Classification:
+    """The row of the table for one worker attempt's end.
 
     Who stopped the worker is in its wrapper_class: the lead's cancel, a stall, the wall
     time, or arc's own Ctrl-C or SIGTERM (interrupted). A worker that ended by itself is

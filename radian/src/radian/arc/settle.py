@@ -10,7 +10,7 @@ task, in that order, under the task's lock.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radian.arc import texts
 from radian.arc.budget import add_cost, attempt_cost, check_after_cost, pause_for_budget
@@ -23,6 +23,9 @@ from radian.arc.logs import logger
 from radian.arc.records import Task, attempt_result, transition
 from radian.arc.states import State
 from radian.arc.store_protocol import Store
+
+if TYPE_CHECKING:  # the attempt module is loaded when an attempt runs, not by every command
+    from radian.arc.worker.attempt import AttemptEnd
 
 log = logger(__name__)
 
@@ -58,12 +61,12 @@ class AttemptOutcome:
     remote_error: str | None = None
 
 
-def outcome_from_end(end: Any, resume_session_id: str | None) -> AttemptOutcome:
-    """From a radian.arc.worker.AttemptEnd. Without a Result, what the worker reported
-    spending so far (a progress line) is its cost, in that report's scope."""
+def outcome_from_end(end: AttemptEnd, resume_session_id: str | None) -> AttemptOutcome:
+    """From the worker's end. Without a Result, what the worker reported spending so far (a
+    progress line) is its cost, in that report's scope."""
     found = classify(end)
     result = end.result
-    seen = getattr(end, "cost_seen", None) if result is None else None
+    seen = end.cost_seen if result is None else None
     model_error = None
     if result is not None and result.model_error is not None:
         error = result.model_error
@@ -76,7 +79,7 @@ def outcome_from_end(end: Any, resume_session_id: str | None) -> AttemptOutcome:
     reason = found.reason
     if found.row.failure_class == INFRASTRUCTURE:
         # Why, for run and show: a remote's own words, the worker's end, an unknown outcome.
-        reason = getattr(end, "remote_error", None) or getattr(end, "failure_reason", None)
+        reason = end.remote_error or end.failure_reason
         if found.row.key == "unknown_outcome":
             reason = texts.unknown_outcome_reason(str(found.outcome))
     return AttemptOutcome(
@@ -105,9 +108,9 @@ def outcome_from_end(end: Any, resume_session_id: str | None) -> AttemptOutcome:
             if result is not None
             else (seen.cost_scope if seen is not None else "session_total")
         ),
-        fresh_session_next=bool(getattr(end, "fresh_session_next", False)),
+        fresh_session_next=end.fresh_session_next,
         cost_problem=result.cost_problem if result is not None else None,
-        remote_error=getattr(end, "remote_error", None),
+        remote_error=end.remote_error,
     )
 
 
