@@ -132,6 +132,10 @@ class FlowFigures:
     total_secs: float
     cpu_per_task: float  # CPU seconds of every process, per task integrated
     integrated: int
+    # CPU seconds per task over the first and the last tenth (None where /proc cannot tell):
+    # what a machine's other load does not change, as it changes the rates above
+    start_cpu_per_task: float | None = None
+    end_cpu_per_task: float | None = None
 
 
 def git(cwd: Path, *args: str, stdin: str | None = None) -> str:
@@ -161,7 +165,10 @@ def make_repo(root: Path) -> Path:
 
 
 def add_history(repo: Path, done: int) -> None:
-    """`done` integrated tasks: records with folders, branches local and remote."""
+    """`done` integrated tasks, as a run of arc leaves them: records with folders; each task's
+    branch merged into main by its integration commit ("arc: integrate <task>"), the branch
+    kept here and on the remote (as arc did before [cleanup] keep_integrated_branches, or
+    with `branches` kept by a user); each task's claim ref on the remote and its copy here."""
     if done == 0:
         return
     store = ArcStore(repo)
@@ -173,17 +180,25 @@ def add_history(repo: Path, done: int) -> None:
     store.write_loaded_plan(Plan(name="history", confirmed=True), template, news)
     for name in names:
         store.save_task(store.load_task(name))
-    main = git(repo, "rev-parse", "main")
-    stream = []
-    for name in names:
-        text = f"{name}\n"
-        stream.append(
-            f"commit refs/heads/arc/{name}\ncommitter bench <bench@example.invalid> "
-            f"1700000000 +0000\ndata {len(name)}\n{name}\nfrom {main}\n"
-            f"M 644 inline {name}.txt\ndata {len(text)}\n{text}\n"
-        )
-    git(repo, "fast-import", "--quiet", stdin="".join(stream))
-    git(repo, "push", "-q", "origin", "refs/heads/arc/*:refs/heads/arc/*")
+    who = "committer bench <bench@example.invalid> 1700000000 +0000"
+    parent, stream = git(repo, "rev-parse", "main"), []
+    for number, name in enumerate(names, start=1):
+        # the task's commit (it changes one file: main's tree stays as small as before)
+        text, integrate = f"{name}\n", f"arc: integrate {name}"
+        claim = json.dumps({"host": "bench", "task": name, "plan": "history"})
+        stream += [
+            f"commit refs/heads/arc/{name}\nmark :{3 * number}\n{who}\ndata {len(name)}\n"
+            f"{name}\nfrom {parent}\nM 644 inline history.txt\ndata {len(text)}\n{text}\n",
+            f"commit refs/heads/main\nmark :{3 * number + 1}\n{who}\ndata {len(integrate)}\n"
+            f"{integrate}\nfrom {parent}\nmerge :{3 * number}\n"
+            f"M 644 inline history.txt\ndata {len(text)}\n{text}\n",
+            f"commit refs/arc-claims/{name}\n{who}\ndata {len(claim) + 1}\n{claim}\n\n",
+        ]
+        parent = f":{3 * number + 1}"
+    git(repo, "fast-import", "--quiet", "--force", stdin="".join(stream))
+    git(repo, "reset", "-q", "--hard", "main")  # the checkout follows its branch
+    git(repo, "push", "-q", "origin", "main", "refs/heads/arc/*:refs/heads/arc/*",
+        "refs/arc-claims/*:refs/arc-claims/*")  # fmt: skip
     # A remote that lived through those tasks has had its refs packed (by its own gc, as a
     # hosting service does); the clone's are as arc left them.
     git(repo.parent / "remote.git", "pack-refs", "--all")
@@ -199,13 +214,27 @@ def add_flow(repo: Path, tasks: int) -> None:
     store.write_loaded_plan(Plan(name="flow", confirmed=True), template, news)
 
 
-def run_flow(repo: Path, tasks: int, timeout_secs: float) -> tuple[list[float], float]:
+def tree_cpu(pid: int) -> float | None:
+    """CPU seconds process `pid` and its children it waited for have spent so far (the run:
+    its own, its wrappers', their workers' and every git's), from /proc; None without it."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def run_flow(
+    repo: Path, tasks: int, timeout_secs: float
+) -> tuple[list[float], float, list[float | None]]:
     """`radian arc run` until it is done; the time of each integration, from its start, and
     the CPU seconds the run and every process under it spent (the loop, the wrappers, the
-    workers, git), which a machine's other load does not change as it changes the time."""
+    workers, git), which a machine's other load does not change as it changes the time; and
+    the run's CPU so far at each integration."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     times: list[float] = []
+    cpus: list[float | None] = []
     process = subprocess.Popen(
         [sys.executable, "-c", RUN_RADIAN, "arc", "--repo", str(repo), "run"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ),
@@ -215,6 +244,7 @@ def run_flow(repo: Path, tasks: int, timeout_secs: float) -> tuple[list[float], 
     for line in process.stdout:
         if INTEGRATED in line:
             times.append(time.perf_counter() - started)
+            cpus.append(tree_cpu(process.pid))
             if len(times) == tasks:
                 break
         if time.perf_counter() > deadline:
@@ -223,7 +253,13 @@ def run_flow(repo: Path, tasks: int, timeout_secs: float) -> tuple[list[float], 
     process.wait()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return times, cpu
+    return times, cpu, cpus
+
+
+def cpu_per_task(cpus: list[float | None], first: int, last: int) -> float | None:
+    """CPU seconds per integration between the first-th and the last-th (1-based)."""
+    start, end = cpus[first - 1], cpus[last - 1]
+    return None if start is None or end is None else (end - start) / (last - first)
 
 
 def per_min(times: list[float], first: int, last: int) -> float:
@@ -236,7 +272,7 @@ def history_flow(root: Path, done: int, tasks: int, timeout_secs: float = 1800) 
     repo = make_repo(root)
     add_history(repo, done)
     add_flow(repo, tasks)
-    times, cpu = run_flow(repo, tasks, timeout_secs)
+    times, cpu, cpus = run_flow(repo, tasks, timeout_secs)
     tenth = max(5, tasks // 10)  # integrations a window spans
     if len(times) < 2 * tenth + 1:
         raise SystemExit(f"only {len(times)} of {tasks} tasks were integrated")
@@ -248,6 +284,8 @@ def history_flow(root: Path, done: int, tasks: int, timeout_secs: float = 1800) 
         total_secs=times[-1],
         cpu_per_task=cpu / len(times),
         integrated=len(times),
+        start_cpu_per_task=cpu_per_task(cpus, 1, tenth + 1),
+        end_cpu_per_task=cpu_per_task(cpus, len(times) - tenth, len(times)),
     )
 
 
@@ -281,6 +319,11 @@ def flow(args: argparse.Namespace) -> None:
     )
     print(f"  CPU per task, every process (loop, wrappers, workers, git) {found.cpu_per_task:.2f} s"
           f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+    start, end = found.start_cpu_per_task, found.end_cpu_per_task
+    if start is not None and end is not None:
+        growth = end / start if start > 0 else float("inf")
+        print(f"  CPU per task at the start {start:.3f} s, at the end {end:.3f} s ({growth:.0%}; "
+              f"what the machine's other load leaves as it is)")  # fmt: skip
 
 
 def scale(args: argparse.Namespace) -> None:
