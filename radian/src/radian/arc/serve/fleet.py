@@ -3,7 +3,7 @@
 output (each attempt's worker.log, radian.arc.worker.files), and the recent failures.
 
 A read is kept until something changes: the journal every save appends to
-(`.radian/arc/changes.log`, radian.arc.due), the plans, the task folders, or a running
+(`.radian/arc/changes.log`, radian.arc.store_journal), the plans, the task folders, or a running
 attempt's log. Checking costs a few `stat` calls; reading again costs what `status` costs
 (about 250 ms at 10,000 tasks), so reads follow one another no faster than four times what
 the last one took, whoever asks (the page's event streams and the API share one read).
