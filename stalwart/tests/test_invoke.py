@@ -263,7 +263,7 @@ def test_a_tool_with_a_timeout_reads_its_call_in_the_worker_thread() -> None:
 
     spec = spec_of(look)
     assert spec is not None
-    from stalwart._engine.current import CurrentCall, sending
+    from stalwart.tools.current import CurrentCall, sending
 
     with sending(CurrentCall("k", "s", "s#1", 1, "look", "read", 1)):
         spec.call({})

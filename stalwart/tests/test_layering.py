@@ -177,10 +177,10 @@ def test_the_codec_is_the_ground_floor(graph: ImportGraph) -> None:
 
 
 # The engine's public faces: `Agent` drives stalwart's own runs, the guarded-run API a
-# foreign framework's, `stalwart.testing` gives a user's tests what they need. Everything
+# foreign framework's (`stalwart.testing` reads only public modules). Everything
 # else reads the public modules the engine itself reads: `states` (a run's states and
 # their table), `labels`, `backoff`, `record.sessions`, `tools.current`.
-ENGINE_FACES = frozenset({"stalwart.agent", "stalwart.guarded", "stalwart.testing"})
+ENGINE_FACES = frozenset({"stalwart.agent", "stalwart.guarded"})
 
 
 def test_nothing_but_the_engines_faces_imports_the_engine(graph: ImportGraph) -> None:
