@@ -11,7 +11,7 @@ retry within its count, or an interrupted attempt). radian.arc.settle applies th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -42,6 +42,19 @@ class Ending(Protocol):
     def base_sha(self) -> str | None: ...
     @property
     def head_sha(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Case:
+    """One end to decide: what `decide` was given, with the counters every move sets."""
+
+    task: Task
+    row: Row
+    end: Ending
+    counters: Mapping[str, Any]  # model_wait_streak, conflict_rework_run, remote_wait_streak
+    max_attempts: int
+    now: datetime
+    budget: Callable[[], BudgetVerdict]
 
 
 @dataclass(frozen=True)
@@ -83,7 +96,7 @@ def decide(
     if row.next_step not in (Next.VERIFY, Next.VERIFY_AT_ONCE):
         # GATE: only a gate ends in a conflict; any other end starts the conflict run again.
         counters["conflict_rework_run"] = 0
-    found = _decided(task, row, end, counters, max_attempts, now, budget)
+    found = _decided(Case(task, row, end, counters, max_attempts, now, budget))
     if row.failure_class == INFRASTRUCTURE and end.reason and not end.model_wait:
         # The reason under the class: the rejected push, the held lock, the credential.
         detail = texts.infrastructure_reason(task.name, attempt_id, end.reason)
@@ -105,16 +118,9 @@ def _interrupted(task: Task, verdict: BudgetVerdict) -> Decision:
                     {"retry_at": None}, note=note)  # fmt: skip
 
 
-def _decided(
-    task: Task,
-    row: Row,
-    end: Ending,
-    counters: dict[str, Any],
-    max_attempts: int,
-    now: datetime,
-    budget: Callable[[], BudgetVerdict],
-) -> Decision:
-    name, step = task.name, row.next_step
+def _decided(case: Case) -> Decision:
+    task, end, counters, now = case.task, case.end, case.counters, case.now
+    name, step = task.name, case.row.next_step
     if end.remote_error is not None and step in (Next.RETRY, Next.REWORK_PENDING):
         # A remote outage is no failure of the task: wait with backoff, use no retry.
         streak = task.remote_wait_streak + 1
@@ -123,7 +129,7 @@ def _decided(
         return Decision(State.RETRY_WAIT, "remote_wait", texts.remote_unreachable(name, when),
                         {**counters, "remote_wait_streak": streak, "retry_at": when},
                         note=note, warn=True)  # fmt: skip
-    counters["remote_wait_streak"] = 0
+    counters = {**counters, "remote_wait_streak": 0}
     if step in (Next.VERIFY, Next.VERIFY_AT_ONCE):
         fields = {**counters, "base_sha": end.base_sha, "head_sha": end.head_sha,
                   "merge_pending": False, "rework_reason": None, "retry_at": None}  # fmt: skip
@@ -144,25 +150,18 @@ def _decided(
     if step is Next.CANCELLED:
         text = texts.cancelled(name, str(State.WORKING))
         return Decision(State.CANCELLED, "cancelled", text, ended)
-    return _retry(task, row, end, counters, max_attempts, now, budget)
+    return _retry(replace(case, counters=counters))
 
 
-def _retry(
-    task: Task,
-    row: Row,
-    end: Ending,
-    counters: dict[str, Any],
-    max_attempts: int,
-    now: datetime,
-    budget: Callable[[], BudgetVerdict],
-) -> Decision:
+def _retry(case: Case) -> Decision:
     """A retry: a model wait, failed.exhausted, todo.paused_budget or todo.retry_wait."""
-    name, failure_class = task.name, row.failure_class or ""
+    task, end, counters, max_attempts = case.task, case.end, case.counters, case.max_attempts
+    name, failure_class = task.name, case.row.failure_class or ""
     if end.model_wait:
         streak = counters["model_wait_streak"]
         retry_after = (end.model_error or {}).get("retry_after_secs")
         wait = model_wait_secs(streak, retry_after)
-        when = format_utc_ceil(due_at(now, wait))
+        when = format_utc_ceil(due_at(case.now, wait))
         note = f"{name} model wait {streak} in a row: {wait:.0f} s, until {when}"
         return Decision(State.RETRY_WAIT, "model_wait", texts.model_unavailable(name, when),
                         {**counters, "retry_at": when}, note=note)  # fmt: skip
@@ -171,13 +170,13 @@ def _retry(
         note = f"{name} exhausted: retry_count {task.retry_count} of {max_attempts}"
         return Decision(State.EXHAUSTED, "exhausted", text, {**counters, "retry_at": None},
                         note=note, warn=True)  # fmt: skip
-    verdict = budget()
+    verdict = case.budget()
     if verdict.used_up:
         text = texts.paused_budget(name, failure_class, str(verdict.scope), verdict.spent,
                                    float(verdict.limit or 0))  # fmt: skip
         return Decision(State.PAUSED_BUDGET, "paused_budget", text, counters, budget=verdict)
     retry_count = task.retry_count + 1
-    when = format_utc_ceil(due_at(now, retry_backoff_secs(retry_count)))
+    when = format_utc_ceil(due_at(case.now, retry_backoff_secs(retry_count)))
     note = f"{name} retry {retry_count} ({failure_class}) at {when}"
     return Decision(State.RETRY_WAIT, "retry", texts.retry_at(name, failure_class, when),
                     {**counters, "retry_at": when, "retry_count": retry_count},
