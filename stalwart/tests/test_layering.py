@@ -11,6 +11,8 @@ is checked separately, since it runs later and so can hide a circle; an import u
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,3 +272,35 @@ def test_a_framework_is_imported_by_its_adapter_only() -> None:
         assert wired == set(), module
     adapter = imported_by("adapters")["adapters/pydantic_ai.py"]
     assert any(name.startswith("pydantic_ai") for name in adapter)
+
+
+def _loaded_by(code: str) -> set[str]:
+    """The stalwart modules a fresh interpreter has loaded after running `code`."""
+    shown = "import sys; print(*sorted(m for m in sys.modules if m.startswith('stalwart')))"
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}; {shown}"], capture_output=True, text=True, check=True
+    )
+    return set(done.stdout.split())
+
+
+def test_import_stalwart_loads_no_route_search_and_no_sample_turns() -> None:
+    """An `Agent` lints itself with `verify.lints`, so `import stalwart` loads the verify
+    package; its checks and sample turns wait until something verifies."""
+    loaded = _loaded_by("import stalwart")
+    assert {"stalwart.agent", "stalwart.verify", "stalwart.verify.lints"} <= loaded
+    assert loaded & {"stalwart.verify.checks", "stalwart.verify.turns"} == set()
+
+
+def test_the_verify_package_gives_each_of_its_names_from_its_home() -> None:
+    import stalwart.verify as verify
+    from stalwart.verify import checks, findings, turns
+
+    for name in verify.__all__:
+        given = getattr(verify, name)
+        at_home = [vars(home)[name] for home in (findings, checks, turns) if name in vars(home)]
+        assert at_home and all(value is given for value in at_home), name
+    with pytest.raises(AttributeError, match="has no attribute 'route_search'"):
+        verify.route_search  # type: ignore[attr-defined]  # noqa: B018
+    assert {"stalwart.verify.checks", "stalwart.verify.turns"} <= _loaded_by(
+        "from stalwart.verify import verify_project, check_turns"
+    )

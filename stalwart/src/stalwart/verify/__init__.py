@@ -70,17 +70,34 @@ Sample turns
 
 from __future__ import annotations
 
-from .checks import routes, verify_agent, verify_project
-from .findings import DEFAULT_MAX_STEPS, Code, Finding, Report, Route
-from .turns import (
-    ExpectedStep,
-    Reader,
-    SampleTurn,
-    TurnsFile,
-    check_turns,
-    load_turns,
-    verify_turns,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .checks import routes, verify_agent, verify_project
+    from .findings import DEFAULT_MAX_STEPS, Code, Finding, Report, Route
+    from .turns import (
+        ExpectedStep,
+        Reader,
+        SampleTurn,
+        TurnsFile,
+        check_turns,
+        load_turns,
+        verify_turns,
+    )
+else:
+
+    def __getattr__(name: str) -> object:
+        """A name of `__all__`, from its module, loaded on first use: `import stalwart`
+        reads `verify.lints` (an `Agent` lints itself), and so loads this package, but
+        neither the route search nor the sample turns until someone verifies."""
+        if name not in __all__:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from . import checks, findings, turns
+
+        value = next(vars(part)[name] for part in (findings, checks, turns) if name in vars(part))
+        globals()[name] = value
+        return value
+
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
