@@ -8,7 +8,8 @@ the number of tasks: 10,000 idle tasks are not read again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,12 @@ class Entry:
     last_attempt_id: str | None
 
 
+@dataclass
+class _Watch:
+    states: frozenset[State]
+    entered: set[str] = field(default_factory=set)
+
+
 class DueIndex:
     """The states of every task and the plans, as of the journal's last line read. Tasks are
     kept by state, so a pass looks only at the tasks in the states it acts on."""
@@ -39,6 +46,7 @@ class DueIndex:
         self._position: dict[str, tuple[str, int]] = {}  # task -> (plan, index in the plan)
         self._offset = 0
         self.built = False
+        self._watches: list[_Watch] = []
 
     def rebuild(self) -> None:
         """Empty the journal, then scan everything (a change made meanwhile is in the scan or
@@ -93,6 +101,7 @@ class DueIndex:
             self._by_state[entry.state].discard(name)
 
     def _reload_task(self, name: str) -> None:
+        before = self.tasks.get(name)
         self._forget(name)
         if name not in self._position:
             return
@@ -102,6 +111,30 @@ class DueIndex:
         retry_at = parse_utc(task.retry_at) if task.retry_at else None
         self.tasks[name] = Entry(task.state, retry_at, task.last_attempt_id)
         self._by_state[task.state].add(name)
+        if before is None or before.state is not task.state:
+            for watch in self._watches:
+                if task.state in watch.states:
+                    watch.entered.add(name)
+
+    def watch(self, *states: State) -> Callable[[], list[str]]:
+        """Follow the tasks that enter any of `states` (at a rebuild, every task in them):
+        the function returned gives, in plan order, those that entered since it was last
+        called and are in one of `states` still. A caller that acts once on each task
+        reaching a state (the loop's clean-up of done tasks) then pays for what moved, not
+        for every task ever done (names_in sorted them all at every pass)."""
+        watch = _Watch(frozenset(states))
+        if self.built:
+            watch.entered.update(name for state in states for name in self._by_state[state])
+        self._watches.append(watch)
+
+        def entered() -> list[str]:
+            found = {name for name in watch.entered
+                     if (entry := self.tasks.get(name)) is not None
+                     and entry.state in watch.states}  # fmt: skip
+            watch.entered = set()
+            return self._ordered(found)
+
+        return entered
 
     # -- what a pass asks -----------------------------------------------------------------
     def _ordered(self, names: set[str]) -> list[str]:

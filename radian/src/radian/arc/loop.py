@@ -187,6 +187,7 @@ class Loop:
         # The tasks by state, kept without rescanning (radian.arc.due): built when `run`
         # starts, refreshed at each look; `start` (one task) asks the store instead.
         self.index = DueIndex(store)
+        self._newly_done = self.index.watch(*DONE_STATES)  # what the clean-up looks at
         self._running: dict[Future[Any], Claim] = {}
         self._pool = ThreadPoolExecutor(max_workers=max(1, config.limits.parallel))
         self._quarantined: set[str] = set()
@@ -321,7 +322,7 @@ class Loop:
         """Worktrees of tasks that reached done.integrated or failed.* are removed (each
         task looked at once per run, so a pass never walks every finished task), and the
         integrated tasks' branches beyond the policy's newest (radian.arc.cleanup)."""
-        new = [name for name in self.index.names_in(*DONE_STATES) if name not in self._cleaned]
+        new = [name for name in self._newly_done() if name not in self._cleaned]
         if not new:
             return
         self._cleaned.update(new)

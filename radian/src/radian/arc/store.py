@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Collection, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -240,10 +239,12 @@ class ArcStore:
             return False
         loaded = self.loaded.find(task.name)
         folder.parent.mkdir(parents=True, exist_ok=True)
-        # What a kill left of an earlier try ("~" is in no name, so no other task's).
-        for leftover in folder.parent.glob(f".{task.name}~*.tmp"):
-            shutil.rmtree(leftover, ignore_errors=True)
-        staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{task.name}~", suffix=".tmp"))
+        # Staged under one name ("~" is in no name, so no other task's), what a kill left of
+        # an earlier try removed first: one path looked at, not a listing of every task's
+        # folder (a glob over runs/ cost each claim more the more tasks had been run).
+        staging = folder.parent / f".{task.name}~.tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(mode=0o700)
         try:
             task.format_version = FORMAT_VERSION
             write_json_atomic(staging / TASK_FILE, task.model_dump(mode="json"))
