@@ -17,7 +17,16 @@ from typing import Any
 import pytest
 
 from stalwart.errors import NotRecordable
-from stalwart.record import CallRow, Changes, MessageRow, RunRow, SessionRow, Store, open_store
+from stalwart.record import (
+    CallRow,
+    Changes,
+    MessageRow,
+    RunRow,
+    SessionRow,
+    Store,
+    open_store,
+    schema,
+)
 from stalwart.record.schema import (
     TABLES,
     column_names,
@@ -238,3 +247,37 @@ def test_values_come_back_exactly(store: Store) -> None:
     assert loaded.session == session
     assert loaded.calls == (call,)
     assert loaded.calls[0].result == awkward
+
+
+def test_a_value_given_to_commits_is_rendered_once_and_never_given_back(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's arguments committed in flight and again with its outcome are rendered to
+    JSON once, and the session kept in memory holds its own copy of them, so a change the
+    committer makes later to what it holds is never what a load gives."""
+    with store.lock("s1"):
+        store.commit(Changes(sessions=[_session("s1")]))
+    rendered: list[Any] = []
+    encode = schema._encode
+
+    def counted(value: Any) -> str:
+        rendered.append(value)
+        return encode(value)
+
+    monkeypatch.setattr(schema, "_encode", counted)
+    items: list[dict[str, Any]] = [{"sku": "a-1", "qty": 2}]
+    args: dict[str, Any] = {"order": 4411, "items": items}
+    call = replace(_call("s1"), args=args)
+    with store.lock("s1"):
+        store.commit(Changes(calls=[call]))
+        store.commit(Changes(calls=[replace(call, status="ran", result={"id": "ch_1"})]))
+        loaded = store.load("s1")
+    assert [value for value in rendered if value is args] == [args]
+    assert loaded is not None
+    kept = loaded.calls[0].args
+    assert kept == args and kept is not args and kept["items"] is not items
+    items.append({"sku": "b-2", "qty": 1})
+    with store.lock("s1"):
+        again = store.load("s1")
+    assert again is not None
+    assert again.calls[0].args == {"order": 4411, "items": [{"sku": "a-1", "qty": 2}]}

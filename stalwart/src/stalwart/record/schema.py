@@ -349,9 +349,13 @@ class _RecordedTexts:
     they are written as the text they were read from, and read back (`as_loaded`) as those
     objects, instead of being rendered and parsed anew on every commit. A value a load gave
     is never changed in place (the kept copy of a session, `cache.py`, relies on that too),
-    so the same object always has the same text. Each entry holds its value and its text,
-    so neither identity is used again by another object while the entry lives; past
-    `max_chars` of text everything is forgotten at once, and rendering starts over.
+    so the same object always has the same text. A value a commit was given (a call's
+    arguments, its undo, a run's answers) is rendered once too: it is committed in flight
+    and again with its outcome, and the engine never changes a row's value in place
+    either; its text is kept one way only (`written`), so a load parses its own copy. Each
+    entry holds its value and its text, so neither identity is used again by another
+    object while the entry lives; past `max_chars` of text everything is forgotten at
+    once, and rendering starts over.
     """
 
     def __init__(self, max_chars: int) -> None:
@@ -361,15 +365,25 @@ class _RecordedTexts:
         self._value_of: dict[int, tuple[str, Any]] = {}
 
     def remember(self, value: Any, text: str) -> None:
+        if self._written(value, text):
+            self._value_of[id(text)] = (text, value)
+
+    def written(self, value: Any, text: str) -> None:
+        """`text` rendered from a value a commit was given: the value's text from now on,
+        but not the other way: a load of the text parses its own copy, so what the record
+        gives back is never an object its caller holds too."""
+        self._written(value, text)
+
+    def _written(self, value: Any, text: str) -> bool:
         if not isinstance(value, (dict, list)):
-            return  # a scalar renders about as fast as it is looked up
+            return False  # a scalar renders about as fast as it is looked up
         if self._chars + len(text) > self._max_chars:
             self._text_of.clear()
             self._value_of.clear()
             self._chars = 0
         self._chars += len(text)
         self._text_of[id(value)] = (value, text)
-        self._value_of[id(text)] = (text, value)
+        return True
 
     def text(self, value: Any) -> str | None:
         kept = self._text_of.get(id(value))
@@ -393,13 +407,19 @@ def column_values(row: Any) -> list[Any]:
     Reads the row's attributes directly: JSON columns are rendered straight from the
     values the row holds, with no deep copy first (`dataclasses.asdict` copied every
     nested value only for the copy to be thrown away once rendered), and a value a load
-    gave is written as the text it was read from (`_RecordedTexts`).
+    gave, or one rendered for an earlier commit, is written as that text (`_RecordedTexts`).
     """
     layout = _LAYOUTS[type(row)]
     values = list(layout.read(row))
     for index in layout.json_at:
         value = values[index]
-        values[index] = _RECORDED.text(value) or _dump(value)
+        if value is None:
+            continue
+        text = _RECORDED.text(value)
+        if text is None:
+            text = _encode(value)
+            _RECORDED.written(value, text)
+        values[index] = text
     return values
 
 
@@ -469,9 +489,12 @@ def replace_row(row: Row, **changes: Any) -> Row:
 def as_recorded(value: Any) -> Any:
     """A value as the record gives it back (JSON-shaped), whichever backend keeps it.
 
-    `NotRecordable` for a value the record cannot hold exactly (see `json_default`)."""
-    dumped = _dump(value)
-    return None if dumped is None else json.loads(dumped)
+    `NotRecordable` for a value the record cannot hold exactly (see `json_default`). The
+    value given back is written as the text it was parsed from (`_RecordedTexts`), not
+    rendered again."""
+    if value is None:
+        return None
+    return _RECORDED.value(_encode(value))
 
 
 def recorded_text(value: Any) -> str:
@@ -488,12 +511,6 @@ def readable_text(text: str) -> str:
         "\ufffd" if character == "\x00" or "\ud800" <= character <= "\udfff" else character
         for character in text
     )
-
-
-def _dump(value: Any) -> str | None:
-    if value is None:
-        return None
-    return _encode(value)
 
 
 def _encode(value: Any) -> str:
