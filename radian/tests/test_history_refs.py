@@ -31,6 +31,16 @@ def claims(names: list[str]) -> set[str]:
     return {f"refs/arc-claims/{name}" for name in names}
 
 
+ARCHIVE = "refs/arc-archive/claims"
+
+
+def archived(where: Any) -> set[str]:
+    """The tasks the claims archive holds (radian/docs/hosts.md)."""
+    listed = subprocess.run(["git", "ls-tree", "--name-only", ARCHIVE], cwd=where,
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return set(listed.split())
+
+
 def setup(world: GitWorld, names: list[str], keep: int) -> None:
     scenario = {name: {"default": {"files": {f"{name}.txt": f"{name}\n"}}} for name in names}
     write_arc_config(world, worker_args(world, scenario), stages=("commands",))
@@ -53,12 +63,13 @@ def test_the_refs_an_attempt_reads_do_not_grow_with_the_tasks_done(
     store = ArcStore(world.repo)
     assert {str(store.load_task(name).state) for name in first + second} == {"done.integrated"}
     # Here: the same refs after 3 tasks done and after 7 (no branch, tracking ref or claim
-    # copy per task); on the remote: its main and one claim per task taken (radian/docs/
-    # hosts.md: a claim is kept for good), nothing else.
+    # copy per task; the claims archive's copy); on the remote: its main and the claims
+    # archive, which holds every task's claim (radian/docs/hosts.md), nothing else.
     assert refs(world.repo) == local_after_first
-    assert not any("arc" in ref for ref in local_after_first), local_after_first
-    assert remote_after_first == {"refs/heads/main"} | claims(first)
-    assert refs(world.remote) == {"refs/heads/main"} | claims(first + second)
+    assert {ref for ref in local_after_first if "arc" in ref} == {ARCHIVE}, local_after_first
+    assert remote_after_first == {"refs/heads/main", ARCHIVE}
+    assert refs(world.remote) == {"refs/heads/main", ARCHIVE}
+    assert archived(world.remote) == set(first + second)
     for name in first + second:
         assert world.read_main(f"{name}.txt") == name  # the work is in the target
 
@@ -80,8 +91,12 @@ def test_run_keeps_the_newest_integrated_tasks_branches_and_prunes_the_older(
         f"refs/heads/arc/{newest}",
         f"refs/remotes/origin/arc/{newest}",
         f"refs/arc-claims/{newest}",
+        ARCHIVE,
     }
-    assert refs(world.remote) == {"refs/heads/main", f"refs/heads/arc/{newest}"} | claims(names)
+    assert refs(world.remote) == {"refs/heads/main", f"refs/heads/arc/{newest}", ARCHIVE} | claims(
+        [newest]
+    )
+    assert archived(world.remote) == set(names) - {newest}
 
 
 def test_gc_prunes_the_branches_an_earlier_run_left_in_one_push(
@@ -114,17 +129,19 @@ def test_gc_prunes_the_branches_an_earlier_run_left_in_one_push(
             f"{name} branch arc/{name} removed from origin",
         )
     ]
-    assert refs(world.remote) == {"refs/heads/main"} | claims(names) | {
+    assert refs(world.remote) == {"refs/heads/main", ARCHIVE} | claims(newest) | {
         f"refs/heads/arc/{name}" for name in newest
     }
+    assert archived(world.remote) == set(older)
     assert {ref for ref in refs(world.repo) if "arc" in ref} == {
         f"{prefix}arc/{name}"
         for name in newest
         for prefix in ("refs/heads/", "refs/remotes/origin/")
-    } | claims(newest)
-    # three tasks' branches, local and remote: one `branch -D`, one push (not one a task)
+    } | claims(newest) | {ARCHIVE}
+    # three tasks' branches, local and remote, and their claims: one `branch -D`, three
+    # pushes (the branches, the archive, the claim refs), not one a task
     commands = [line.split("built-in: git ", 1)[1] for line in trace.read_text().splitlines()
                 if "built-in: git " in line]  # fmt: skip
     assert sum(command.startswith("branch -D") for command in commands) == 1, commands
-    assert sum(command.startswith("push") for command in commands) == 1, commands
+    assert sum(command.startswith("push") for command in commands) == 3, commands
     assert arc_git.rev_parse(world.repo, "refs/remotes/origin/main") == world.main_sha()

@@ -21,14 +21,15 @@ any finished task) and, for an integrated task, its task and gate locks.
 
 Whatever those two say, the branches of integrated tasks do not pile up: `run` keeps those of
 the newest `keep_integrated_branches` (100 by default) and prunes the older ones, local and
-remote, with the local copy of each one's claim ref (`refs/arc-claims/<task>`; the remote's
-stays, see radian/docs/hosts.md), once a quarter as many again are waiting, in one batch (one
-`branch -D`, one push). Every fetch and push reads every ref of the repository and the push
-every ref of the remote too, so a branch kept per task ever integrated made each attempt
-slower as history grew (a push 18 ms of CPU at 1,000 tasks done, 36 ms at 3,000, 11 ms with
-none); `gc` prunes down to the same number at once. Only a branch the target holds goes
-(integrated work is reachable from the target's merge commit), a remote one leased on the
-head arc last fetched.
+remote, once a quarter as many again are waiting, in one batch (one `branch -D`, one push).
+The same batch moves the tasks' claims on the remote (`refs/arc-claims/<task>`, with
+`[hosts] claim_refs`) into the one archive ref and deletes their refs there and here
+(radian.arc.hosts says why no other host can then take such a task). Every fetch and push
+reads every ref of the repository and the push every ref of the remote too, so a branch
+(or a claim) kept per task ever integrated made each attempt slower as history grew (a push
+18 ms of CPU at 1,000 tasks done, 36 ms at 3,000, 11 ms with none); `gc` prunes down to the
+same number at once. Only a branch the target holds goes (integrated work is reachable from
+the target's merge commit), a remote one leased on the head arc last fetched.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pathlib import Path
 
 from radian.arc import git, texts
 from radian.arc.config import ArcConfig
+from radian.arc.hosts import default_host_name
 from radian.arc.records import Task
 from radian.arc.results import CleanedUp
 from radian.arc.states import FAILED_STATES, State
@@ -60,6 +62,8 @@ class Policy:
     remote: str = "origin"
     target_branch: str = "main"
     keep_integrated_branches: int = 100
+    claims: bool = True  # [hosts] claim_refs: integrated tasks' claims go to the archive
+    host: str | None = None  # [hosts] name (None: the default, radian.arc.hosts)
 
     @classmethod
     def of(
@@ -79,6 +83,8 @@ class Policy:
             remote=config.repository.remote,
             target_branch=config.target_branch,
             keep_integrated_branches=config.cleanup.keep_integrated_branches,
+            claims=config.hosts.claim_refs,
+            host=config.hosts.name,
         )
 
 
@@ -165,9 +171,9 @@ def prune_integrated(
     repo: Path, tasks: list[Task], policy: Policy, *, local: bool, remote: bool
 ) -> list[tuple[str, str]]:
     """Delete integrated `tasks`' branches the target holds (`local`: arc/<task> here;
-    `remote`: on the remote, leased on its tracking ref's head) and the local copies of their
-    claim refs, in one batch: a few git commands however many tasks. (task, line) of each
-    branch removed."""
+    `remote`: on the remote, leased on its tracking ref's head, and this host's claims there
+    archived first) and the local copies of their claim refs, in one batch: a few git
+    commands however many tasks. (task, line) of each branch removed."""
     if not tasks or not (local or remote):
         return []
     target = git.rev_parse(repo, f"refs/remotes/{policy.remote}/{policy.target_branch}")
@@ -189,6 +195,9 @@ def prune_integrated(
         deleted = git.delete_remote_branches(repo, policy.remote, leases) if leases else set()
         found += [(task.name, texts.remote_branch_removed(task.name, task.branch, policy.remote))
                   for task in tasks if task.branch in deleted]  # fmt: skip
+    if remote and policy.claims:
+        host = policy.host or default_host_name(repo)
+        git.archive_claims(repo, policy.remote, host, [task.name for task in tasks])
     claims = {git.claim_ref(task.name) for task in tasks}
     git.delete_refs(repo, {ref: sha for ref, sha in git.refs_at(repo, [git.CLAIMS_PREFIX]).items()
                            if ref in claims})  # fmt: skip

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -522,8 +523,16 @@ def push_reached_remote(completed: subprocess.CompletedProcess[str]) -> bool:
 # message holds the claim as JSON: the host, the task, its plan, when. It is created only where
 # it does not exist (--force-with-lease with an empty expected value: a compare-and-swap on the
 # remote), so of two hosts that take a task at once, one gets it; the other reads who has it.
+# An integrated task's claim moves into ONE ref, the archive (`refs/arc-archive/claims`: a
+# commit whose tree holds a file per task, the claim commit's message), before its ref is
+# deleted, so the remote's refs (which every push reads) do not grow with the tasks done; a
+# host whose create of a claim succeeds reads the archive after it (why that is enough:
+# radian.arc.hosts).
 CLAIMS_PREFIX = "refs/arc-claims/"
 CLAIM_SUBJECT = "arc claim"
+CLAIMS_ARCHIVE = "refs/arc-archive/claims"
+ARCHIVE_SUBJECT = "arc claims archive"
+ARCHIVE_TRIES = 5  # an archive write that lost the race to another host's: fetched and redone
 
 
 def claim_ref(task: str) -> str:
@@ -538,13 +547,21 @@ class ClaimAnswer:
     ours: bool
     holder: dict[str, Any] | None = None
     refused: str | None = None
+    ref: str | None = None  # where the holder's claim is kept, when not at its claim_ref
+
+
+def archived_claim_ref(task: str) -> str:
+    """Where the archive keeps `task`'s claim (`git show refs/arc-archive/claims:<task>`)."""
+    return f"{CLAIMS_ARCHIVE}:{task}"
 
 
 def take_claim(repo: Path, remote: str, task: str, claim: dict[str, Any]) -> ClaimAnswer:
     """Take `task` on `remote` for the host `claim["host"]` names, or find who has it.
 
     A claim already on the remote that names this host is this host's (taken by an earlier
-    run). Raises GitError when the remote cannot be reached."""
+    run). A claim this host holds (new or found) counts only once the archive, read after it,
+    does not hold the task: an archived task is its archived claim's (see above). Raises
+    GitError when the remote cannot be reached."""
     ref = claim_ref(task)
     for _ in range(2):  # a claim deleted between the refused push and the read: once more
         sha = _claim_commit(repo, task, claim)
@@ -553,15 +570,32 @@ def take_claim(repo: Path, remote: str, task: str, claim: dict[str, Any]) -> Cla
                        check=False)  # fmt: skip
         if push.returncode == 0:
             run_git(repo, "update-ref", ref, sha)
-            return ClaimAnswer(True, claim)
+            return _unless_archived(repo, remote, task, claim, sha)
         if not push_reached_remote(push):
             raise GitError(["push", remote, ref], repo, push.returncode, push.stderr)
         holder = read_claim(repo, remote, task)
         if holder is not None:
-            return ClaimAnswer(holder.get("host") == claim.get("host"), holder)
+            if holder.get("host") != claim.get("host"):
+                return ClaimAnswer(False, holder)
+            return _unless_archived(repo, remote, task, holder, rev_parse(repo, ref))
         if "stale info" not in push.stdout:  # not there, and still refused: the remote's no
             return ClaimAnswer(False, None, (push.stdout + push.stderr).strip())
     return ClaimAnswer(False, None, (push.stdout + push.stderr).strip())
+
+
+def _unless_archived(
+    repo: Path, remote: str, task: str, claim: dict[str, Any], sha: str | None
+) -> ClaimAnswer:
+    """This host holds `task`'s claim ref (`sha`): its own, unless the archive (read now, after
+    the claim was made) holds the task; then the claim ref just made goes again (leased on
+    `sha`) and the archived claim answers, this host's only when it names it."""
+    archived = read_archived_claim(repo, remote, task)
+    if archived is None:
+        return ClaimAnswer(True, claim)
+    if sha is not None:
+        _delete_claim_refs(repo, remote, {task: sha})
+    ours = archived.get("host") == claim.get("host")
+    return ClaimAnswer(ours, archived, ref=archived_claim_ref(task))
 
 
 def read_claim(repo: Path, remote: str, task: str) -> dict[str, Any] | None:
@@ -597,6 +631,173 @@ def _claim_commit(repo: Path, task: str, claim: dict[str, Any]) -> str:
     message = f"{CLAIM_SUBJECT} {task}\n\n{json.dumps(claim, sort_keys=True)}\n"
     done = run_git(repo, *identity_args(repo), "commit-tree", empty_tree, "-m", message)
     return done.stdout.strip()
+
+
+def read_archived_claim(repo: Path, remote: str, task: str) -> dict[str, Any] | None:
+    """The claim the remote's archive holds for `task`, or None. One narrow fetch of the
+    archive ref alone (git asks the remote for that ref only; nothing is sent when it has not
+    moved). Raises GitError when the remote cannot be reached."""
+    tip = fetch_archive(repo, remote)
+    if tip is None:
+        return None
+    shown = run_git(repo, "cat-file", "blob", f"{tip}:{task}", check=False)
+    return parse_claim(shown.stdout) if shown.returncode == 0 else None
+
+
+def fetch_archive(repo: Path, remote: str) -> str | None:
+    """The remote's claims archive, fetched into the same ref here: its commit, or None when
+    the remote has none. The refspec has no `+`: the local copy moves forward only (every
+    archive commit's parent is the one before), so two fetches racing in this repository never
+    leave it older than either saw; one the remote rewrote (a person's doing) is fetched over.
+    Raises GitError when the remote cannot be reached."""
+    spec = f"{CLAIMS_ARCHIVE}:{CLAIMS_ARCHIVE}"
+    fetched = run_fetch(repo, "--quiet", "--no-write-fetch-head", remote, spec, check=False)
+    if fetched.returncode != 0 and "rejected" in fetched.stderr:
+        fetched = run_fetch(repo, "--quiet", "--no-write-fetch-head", remote, f"+{spec}",
+                            check=False)  # fmt: skip
+    if fetched.returncode != 0:
+        if names_no_remote_branch(fetched.stderr.lower()):
+            return None
+        raise GitError(["fetch", remote, CLAIMS_ARCHIVE], repo, fetched.returncode,
+                       fetched.stderr)  # fmt: skip
+    return rev_parse(repo, CLAIMS_ARCHIVE)
+
+
+def archive_claims(repo: Path, remote: str, host: str, tasks: list[str]) -> set[str]:
+    """Move the claims this `host` holds on `remote` for `tasks` (integrated ones) into the
+    archive, then delete their refs there and here; the tasks whose claim ref went.
+
+    Two pushes, in this order: the archive (leased on the commit fetched, so a write of
+    another host's in between is fetched and redone, never lost), then the claim refs (each
+    leased on the commit archived). A claim naming another host is left alone (a host that
+    just made one for an archived task deletes it itself), and a task the archive holds
+    already keeps its first entry. Nothing when the remote cannot be reached: a later
+    clean-up tries again."""
+    wanted = {claim_ref(task): task for task in tasks}
+    try:
+        listed = run_git(repo, "ls-remote", "--refs", remote, f"{CLAIMS_PREFIX}*")
+    except GitError:
+        return set()
+    found: dict[str, str] = {}  # task -> its claim commit on the remote
+    for line in listed.stdout.splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref in wanted:
+            found[wanted[ref]] = sha
+    if not found or not _have_commits(repo, remote, found):
+        return set()
+    messages = _messages(repo, list(found.values()))
+    ours = {task: sha for task, sha in found.items()
+            if parse_claim(messages.get(sha, "")).get("host") == host}  # fmt: skip
+    if not ours:
+        return set()
+    for _ in range(ARCHIVE_TRIES):
+        try:
+            base = fetch_archive(repo, remote)
+        except GitError:
+            return set()
+        written = _write_archive(repo, remote, base, {t: messages[s] for t, s in ours.items()})
+        if written:
+            break
+    else:
+        return set()
+    return _delete_claim_refs(repo, remote, ours)
+
+
+def _have_commits(repo: Path, remote: str, claims: dict[str, str]) -> bool:
+    """Each of `claims`' commits is here, fetched when it is not (one fetch a batch)."""
+    checked = _git_input(repo, ["cat-file", "--batch-check"],
+                         "".join(f"{sha}\n" for sha in claims.values()))  # fmt: skip
+    absent = {line.split()[0] for line in checked.splitlines() if line.endswith(" missing")}
+    missing = [task for task, sha in claims.items() if sha in absent]
+    for chunk in _chunks(missing):
+        specs = [f"+{claim_ref(task)}:{claim_ref(task)}" for task in chunk]
+        fetched = run_fetch(repo, "--quiet", "--no-write-fetch-head", remote, *specs, check=False)
+        if fetched.returncode != 0:
+            return False
+    return True
+
+
+def _messages(repo: Path, shas: list[str]) -> dict[str, str]:
+    """Each commit's message, in one `git log` a chunk."""
+    found: dict[str, str] = {}
+    for chunk in _chunks(shas):
+        shown = run_git(repo, "log", "--no-walk=unsorted", "--format=%H%n%B%x00", *chunk)
+        for record in shown.stdout.split("\0"):
+            sha, _, body = record.lstrip("\n").partition("\n")
+            if sha:
+                found[sha] = body
+    return found
+
+
+def _write_archive(repo: Path, remote: str, base: str | None, entries: dict[str, str]) -> bool:
+    """Push an archive commit on `base` (its parent) holding `base`'s entries and `entries`
+    (task -> claim message) it lacks, leased on `base`; False when the remote's moved since."""
+    old: dict[str, str] = {}  # task -> its ls-tree line
+    if base is not None:
+        for line in run_git(repo, "ls-tree", base).stdout.splitlines():
+            old[line.partition("\t")[2]] = line
+    new = sorted(task for task in entries if task not in old)
+    if not new:
+        return True
+    blobs = _blobs(repo, [entries[task] for task in new])
+    added = zip(new, blobs, strict=True)
+    lines = {**old, **{task: f"100644 blob {blob}\t{task}" for task, blob in added}}
+    tree = _git_input(repo, ["mktree"], "".join(f"{lines[task]}\n" for task in sorted(lines)))
+    message = f"{ARCHIVE_SUBJECT}: {len(new)} more, {len(lines)} in all\n\n" + "".join(
+        f"{task}\n" for task in new
+    )
+    parent = ["-p", base] if base is not None else []
+    commit = run_git(repo, *identity_args(repo), "commit-tree", tree, *parent, "-m", message)
+    sha = commit.stdout.strip()
+    lease = f"--force-with-lease={CLAIMS_ARCHIVE}:{base or ''}"
+    push = run_git(repo, "push", "--porcelain", "--no-verify", lease, remote,
+                   f"{sha}:{CLAIMS_ARCHIVE}", check=False)  # fmt: skip
+    if push.returncode != 0:
+        return False
+    run_git(repo, "update-ref", CLAIMS_ARCHIVE, sha, base or "", check=False)
+    return True
+
+
+def _blobs(repo: Path, contents: list[str]) -> list[str]:
+    """Each of `contents` written as a blob here: their ids, in order (one git command)."""
+    with tempfile.TemporaryDirectory(prefix="arc-archive-") as folder:
+        paths = []
+        for index, content in enumerate(contents):
+            path = Path(folder) / str(index)
+            path.write_text(content)
+            paths.append(f"{path}\n")
+        out = _git_input(repo, ["hash-object", "-w", "--no-filters", "--stdin-paths"],
+                         "".join(paths))  # fmt: skip
+    return out.split()
+
+
+def _git_input(repo: Path, args: list[str], text: str) -> str:
+    """`git args` with `text` on its stdin: its output (raises GitError on failure)."""
+    completed = subprocess.run(["git", *args], cwd=repo, env={**os.environ, **GIT_ENV},
+                               input=text, capture_output=True, text=True, check=False,
+                               start_new_session=True)  # fmt: skip
+    if completed.returncode != 0:
+        raise GitError(args, repo, completed.returncode, completed.stderr)
+    return completed.stdout.strip()
+
+
+def _delete_claim_refs(repo: Path, remote: str, expected: dict[str, str]) -> set[str]:
+    """Delete the claim refs of `expected` (task -> commit) on `remote`, each leased on its
+    commit, and the copies here; the tasks whose ref the remote deleted."""
+    deleted: set[str] = set()
+    for chunk in _chunks(sorted(expected)):
+        leases = [f"--force-with-lease={claim_ref(task)}:{expected[task]}" for task in chunk]
+        deletes = [f":{claim_ref(task)}" for task in chunk]
+        completed = run_git(repo, "push", "--porcelain", "--no-verify", *leases, remote,
+                            *deletes, check=False)  # fmt: skip
+        for line in completed.stdout.splitlines():
+            flag, _, rest = line.partition("\t")
+            if flag == "-" and rest.startswith(f":{CLAIMS_PREFIX}"):
+                deleted.add(rest.partition("\t")[0].removeprefix(f":{CLAIMS_PREFIX}"))
+    here = refs_at(repo, [claim_ref(task) for task in sorted(deleted)])
+    delete_refs(repo, {ref: sha for ref, sha in here.items()
+                       if sha == expected[ref.removeprefix(CLAIMS_PREFIX)]})  # fmt: skip
+    return deleted
 
 
 def moved_by_integrations_only(repo: Path, old: str, new: str, subject: str) -> bool:

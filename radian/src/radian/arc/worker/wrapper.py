@@ -226,7 +226,8 @@ def _take_claim(spec: WrapperSpec, repo: Path, note: Callable[[str], None]) -> s
         reason = texts.REASON_CLAIM_REFUSED.format(ref=ref, detail=answer.refused)
     else:
         host = (answer.holder or {}).get("host", "an unknown host")
-        reason = texts.REASON_CLAIMED_ELSEWHERE.format(host=host, remote=spec.remote, ref=ref)
+        where = answer.ref or ref  # an archived claim: where the archive keeps it
+        reason = texts.REASON_CLAIMED_ELSEWHERE.format(host=host, remote=spec.remote, ref=where)
     note(f"radian arc wrapper: {reason}")
     return reason
 
