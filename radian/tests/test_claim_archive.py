@@ -6,20 +6,23 @@ driven one step at a time). Counted, not timed."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from arc_helpers import make_plan, run_once
-from conftest import git, write_config
+from conftest import git, make_git_repo, run_env, worker_exec_args, write_config
 from gate_fixtures.arc_world import add_plan, run_arc, worker_args, worker_log, write_arc_config
 from gate_fixtures.world import GitWorld
 from test_claim_refs import Unreachable, other_clone, remote_claims
+from test_hosts import RADIAN, TASKS, host, plan_toml
 
 from radian.arc import git as arc_git
 from radian.arc.clock import FakeClock
@@ -290,3 +293,64 @@ def test_the_wrapper_refuses_an_archived_task_the_run_could_not_ask_about(
     remote = git_repo.parent / "remote.git"
     assert claim_refs(remote) == {"u"}  # the wrapper's claim ref of t went again
     assert archived(remote)["t"]["host"] == "host-b"
+
+
+@pytest.mark.acceptance
+@pytest.mark.timeout(600)
+def test_two_hosts_archiving_as_they_go_run_and_integrate_every_task_once(
+    tmp_path: Path,
+) -> None:
+    """test_hosts' two hosts, each archiving its claims as soon as a task is integrated
+    (`keep_integrated_branches = 0`), so archives, deletes and the other host's claims meet
+    on the remote while both run: every task still runs once, and no claim ref is left."""
+    make_git_repo(tmp_path)
+    remote = tmp_path / "remote.git"
+    scenario = tmp_path / "scenario.json"
+    then = {"do": "result", "commit": True, "file": "{task}.txt", "cost": 0.01}
+    scenario.write_text(json.dumps({"default": {"do": "sleep", "secs": 0.3, "then": then}}))
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text(plan_toml(TASKS))
+    clones = [host(tmp_path, name, remote, worker_exec_args(scenario), plan_file)
+              for name in ("a", "b")]  # fmt: skip
+    for clone in clones:
+        config = clone / ".radian" / "arc.toml"
+        config.write_text(config.read_text() + "[cleanup]\nkeep_integrated_branches = 0\n")
+    names = {clone: default_host_name(clone) for clone in clones}
+
+    runs = [subprocess.Popen([RADIAN, "arc", "run"], cwd=clone, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, env=run_env())
+            for clone in clones]  # fmt: skip
+    outputs = [run.communicate(timeout=480)[0] for run in runs]
+    for run, out in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, out
+
+    ran = Counter(line.split()[0] for line in (tmp_path / "ran.log").read_text().splitlines())
+    assert ran == Counter(dict.fromkeys(TASKS, 1)), (ran, outputs)  # every task run once
+    integrated_by = {
+        name: clone
+        for clone in clones
+        for name in TASKS
+        if ArcStore(clone).load_task(name).state is State.INTEGRATED
+    }
+    assert sorted(integrated_by) == TASKS, outputs  # each integrated on one host only
+    assert sum(len(ArcStore(clone).names_in(State.INTEGRATED)) for clone in clones) == 12
+    git(clones[0], "fetch", "-q", "origin")
+    subjects = git(clones[0], "log", "--first-parent", "--format=%s", "origin/main")
+    merged = Counter(line.removeprefix("arc: integrate ") for line in subjects.splitlines()
+                     if line.startswith("arc: integrate "))  # fmt: skip
+    assert merged == Counter(dict.fromkeys(TASKS, 1))  # every task integrated once
+    # Every claim archived by the host that integrated its task, none left as a ref.
+    assert claim_refs(remote) == set(), outputs
+    assert {name: claim["host"] for name, claim in archived(remote).items()} == {
+        name: names[clone] for name, clone in integrated_by.items()
+    }
+    for clone, out in zip(clones, outputs, strict=True):
+        other = next(each for each in clones if each != clone)
+        for name in TASKS:
+            said_so = re.search(
+                rf"^{name} claimed by host {re.escape(names[other])} on origin "
+                rf"\((refs/arc-claims/{name}|refs/arc-archive/claims:{name}), since ",
+                out,
+                re.MULTILINE,
+            )
+            assert (said_so is not None) == (integrated_by[name] == other), (name, out)
