@@ -3,7 +3,8 @@ three `radian arc run` processes, each in its own clone of one bare remote, one 
 PostgreSQL store (started by the tests), a 40-task plan, a scripted worker that commits and
 pushes, the gate integrating into main.
 
-- every task is claimed once, run once, integrated once, and the plan's cost counted once;
+- every task is claimed once, run once, gated once (one gate, on one host: the gate lock is
+  held until its verdict is applied), integrated once, and the plan's cost counted once;
 - a host SIGKILLed in the middle of the plan: its attempts are taken over by the others once
   their leases expire and their workers' time is up (short, configured: [store] lease_secs,
   [worker] wall_time_secs), and every task is integrated once all the same;
@@ -27,6 +28,7 @@ import pytest
 from conftest import git, make_git_repo, run_env, worker_exec_args, write_config
 from postgres_server import PostgresServer
 
+from radian.arc.gate.verdict import all_verdicts
 from radian.arc.states import State
 from radian.arc.store_postgres import PostgresStore
 
@@ -90,6 +92,13 @@ def merged(tmp_path: Path) -> Counter[str]:
                    if line.startswith("arc: integrate "))  # fmt: skip
 
 
+def gated(clones: list[Path]) -> Counter[str]:
+    """How many gates ran for each task, on all hosts together: the gate has no stages, so
+    each gate writes one verdict (its integration's) in the task's folder on its host."""
+    folders = [clone / ".radian" / "arc" / "runs" / task for clone in clones for task in TASKS]
+    return Counter(verdict.task for folder in folders for verdict in all_verdicts(folder))
+
+
 def ran(tmp_path: Path) -> Counter[tuple[str, str]]:
     """(task, attempt) of every worker run, from the scripted worker's log."""
     lines = (tmp_path / "ran.log").read_text().splitlines()
@@ -113,6 +122,9 @@ def test_hosts_on_one_store_claim_run_and_integrate_every_task_once(
     runs_of = ran(tmp_path)
     assert runs_of == Counter({(task, "001"): 1 for task in TASKS}), outputs  # claimed once
     assert merged(tmp_path) == Counter(dict.fromkeys(TASKS, 1))  # integrated once
+    gates = gated(clones)
+    twice = sorted(task for task, count in gates.items() if count > 1)
+    assert gates == Counter(dict.fromkeys(TASKS, 1)), f"gated more than once: {twice}"
     store = PostgresStore(clones[0], pg_url)
     try:
         for task in TASKS:
@@ -129,6 +141,7 @@ def test_hosts_on_one_store_claim_run_and_integrate_every_task_once(
         f"\n{count} hosts, one PostgreSQL store: {len(TASKS)} tasks, {sum(runs_of.values())} "
         f"attempts, {sum(n - 1 for n in runs_of.values())} duplicate runs, "
         f"{sum(n - 1 for n in merged(tmp_path).values())} duplicate integrations, "
+        f"{len(twice)} tasks gated twice, "
         f"by host {dict(sorted(by_host.items()))}, {elapsed:.1f} s"
     )
 

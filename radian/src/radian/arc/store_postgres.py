@@ -10,8 +10,10 @@ since they last looked). Each save is one transaction; a plan load is one transa
 Locks (`task_lock`, `plan_lock`, `registry_lock`) are PostgreSQL advisory locks, each held by
 a connection of its own for as long as the holder holds it: a holder that dies loses its
 lock with its connection. They are re-entrant within a thread, as the files store's are.
-A host's own locks (`run_lock`, `gate_lock`) and folders (worktrees, attempt folders,
-worker.log, the gate's verdicts) stay files on the host (radian.arc.store_protocol).
+A host's own lock (`run_lock`) and folders (worktrees, attempt folders, worker.log, the
+gate's verdicts) stay files on the host (radian.arc.store_protocol); a gate's and an
+integration's locks (`gate_lock`, `integration_lock`) are advisory locks across hosts
+(AdvisoryLock).
 
 Connections: one per thread for the records, in autocommit, opened again after the server
 was restarted (a statement that meets a closed connection is run again once on a new one;
@@ -244,8 +246,9 @@ class PostgresStore:
         return self._host.run_lock()
 
     def gate_lock(self, task: str) -> AdvisoryLock:
-        """Held by whichever host runs the task's gate: another host's gate waits for it,
-        and a host that dies mid-gate lets it go with its connection."""
+        """Held by whichever host runs the task's gate, until its verdict is applied: no
+        other host starts a gate of the task meanwhile, and a host that dies mid-gate (or
+        before applying) lets it go with its connection."""
         return AdvisoryLock(self, f"gate:{task}")
 
     def integration_lock(self, target_branch: str) -> AdvisoryLock:
@@ -864,6 +867,17 @@ class AdvisoryLock:
         except Timeout:
             return "lost"
         return "taken_again"
+
+    def held(self) -> bool:
+        """Does its connection still answer (no wait, no retake)? A lock lost with its
+        connection is not held, even when no other host has taken it yet."""
+        if self._connection is None:
+            return False
+        try:
+            self._connection.execute("SELECT 1")
+        except psycopg.OperationalError:
+            return False
+        return True
 
     def release(self) -> None:
         if self._connection is not None:

@@ -13,10 +13,12 @@ a plan's running cost, and the locks a record is changed under (`task_lock`, `pl
 What stays on the host that ran the attempt, whichever backend (the local artefacts): the
 worktrees, each attempt's folder with the wrapper's `worker.log`, its result file and its
 status files (`attempt_dir`), the gate's verdict files (`task_dir`), and the locks that
-guard a host's own work: `run_lock` (one loop per clone) and `gate_lock` (one gate per task
-on this host). `integration_lock(target_branch)` is held for a whole integration (merge,
-key commands, push): the files store's is this clone's lock, PostgreSQL's an advisory lock
-on a key made from the target branch, so hosts sharing the store never race a push.
+guard a host's own work: `run_lock` (one loop per clone) and `gate_lock` (one gate per task,
+held from the gate's start until its verdict is applied; PostgreSQL's is an advisory lock,
+one gate per task across hosts). `integration_lock(target_branch)` is held for a whole
+integration (merge, key commands, push): the files store's is this clone's lock,
+PostgreSQL's an advisory lock on a key made from the target branch, so hosts sharing the
+store never race a push.
 `repo_root` is the clone, `root` its `.radian/arc/` folder.
 
 Contract
@@ -101,9 +103,11 @@ class FencedLock(Protocol):
     their connection: a server restart, a connection cut). Before the write it guards, the
     holder asks `recheck()`: "held", "taken_again" (lost and taken back: another may have
     held it meanwhile, read again what was read under it) or "lost" (another holds it now).
-    A clone's own file lock cannot be lost so and has no recheck."""
+    `held()` asks without waiting or taking it back: is it still the holder's? A clone's own
+    file lock cannot be lost so and has neither."""
 
     def recheck(self) -> LockCheck: ...
+    def held(self) -> bool: ...
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,14 @@ killed) is taken up again: its verdicts are applied when its gate had reached it
 its gate runs again from the first stage otherwise. A gate whose fetch or push could not
 reach the remote leaves its task review.verifying with a retry_at: it is taken up again from
 then on.
+
+A gate holds its task's gate lock (Store.gate_lock; with a shared store, across hosts) from
+its start until its verdict is applied on the loop's thread, or until the run stops: no
+other process or host starts a second gate of the task between its verdict and its apply,
+and one that finds the lock held, or the task past the gate, leaves the task alone. A lock
+that can be lost without its holder knowing (FencedLock) and was lost before the apply is
+not held: the verdict is not applied then; whoever holds the lock next gates the task
+(this host, from the verdict files on its disk; another host, by its own gate).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from radian.arc.gate.pipeline import GateRun, run_gate
 from radian.arc.gate.reverify import auto_reverify
 from radian.arc.logs import logger
 from radian.arc.states import State
-from radian.arc.store_protocol import StateLookup, Store
+from radian.arc.store_protocol import FencedLock, HostLock, StateLookup, Store
 
 log = logger(__name__)
 
@@ -48,6 +56,8 @@ class _Gate:
     thread: threading.Thread | None = None
     result: GateRun | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    # The task's gate lock once the gate has it: let go when its verdict is applied.
+    lock: HostLock | None = None
 
 
 class GateVerifier:
@@ -86,8 +96,11 @@ class GateVerifier:
             if not gate.done.is_set():
                 continue
             del self._gates[task]
-            if gate.result is not None and not gate.result.stopped:
-                lines += apply_gate(self.store, self.config, gate.result, self.clock)
+            try:
+                if gate.result is not None and not gate.result.stopped and _still_held(gate):
+                    lines += apply_gate(self.store, self.config, gate.result, self.clock)
+            finally:
+                _let_go(gate)
         if not self._stop.is_set():
             lines += self._take_up_orphans(tasks or self.store)
         return lines
@@ -118,6 +131,7 @@ class GateVerifier:
         for gate in list(self._gates.values()):
             if gate.thread is not None:
                 gate.thread.join()
+            _let_go(gate)
         self._gates.clear()
 
     # -- inside -------------------------------------------------------------------------
@@ -128,6 +142,7 @@ class GateVerifier:
         except Timeout:
             gate.done.set()  # another process runs this gate; it applies the verdicts
             return
+        gate.lock = lock  # held until the verdict is applied (collect) or the run stops
         try:
             if still_verifying(self.store, gate.task, gate.attempt_id):
                 task = self.store.load_task(gate.task)
@@ -141,7 +156,6 @@ class GateVerifier:
         except Exception as error:  # noqa: BLE001 - the lead reads it as a verdict, not a trace
             gate.result = error_run(self.store, gate.task, gate.attempt_id, error, self.clock)
         finally:
-            lock.release()
             gate.done.set()
 
     def _take_up_orphans(self, tasks: StateLookup) -> list[Event]:
@@ -154,13 +168,20 @@ class GateVerifier:
                 continue
             if task.retry_at is not None and parse_utc(task.retry_at) > self.clock.now():
                 continue  # waiting on an unreachable remote (apply_gate): not yet
-            if not _lock_free(self.store, name):
-                continue
-            finished = finished_run_on_file(self.store, name, task.last_attempt_id)
-            if finished is not None:
-                lines += apply_gate(self.store, self.config, finished, self.clock)
-            else:
-                self.start(name, task.last_attempt_id)
+            lock = gate_lock(self.store, name)
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                continue  # a gate runs for it, or waits for its verdict to be applied
+            try:
+                finished = finished_run_on_file(self.store, name, task.last_attempt_id)
+                if finished is not None:
+                    # Applied under the lock; moved on meanwhile, it keeps its state.
+                    lines += apply_gate(self.store, self.config, finished, self.clock)
+                    continue
+            finally:
+                lock.release()
+            self.start(name, task.last_attempt_id)  # its thread takes the lock again
         return lines
 
     def _poll_due(self) -> bool:
@@ -171,11 +192,16 @@ class GateVerifier:
         return True
 
 
-def _lock_free(store: Store, task: str) -> bool:
-    lock = gate_lock(store, task)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
+def _still_held(gate: _Gate) -> bool:
+    """Is the gate's lock still its own, to apply its verdict under? A FencedLock lost with
+    its connection is not (radian.arc.store_protocol), even if no one has taken it yet."""
+    if isinstance(gate.lock, FencedLock) and not gate.lock.held():
+        log.warning("%s gate: its lock was lost before its verdict was applied", gate.task)
         return False
-    lock.release()
     return True
+
+
+def _let_go(gate: _Gate) -> None:
+    if gate.lock is not None:
+        gate.lock.release()
+        gate.lock = None
