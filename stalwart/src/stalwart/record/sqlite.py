@@ -212,8 +212,13 @@ class SQLiteStore:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     # The fence first: a holder whose lease ended writes nothing. The call's
-                    # first commit takes the lease, from the token read with the lock.
-                    ours, renewed = (True, None) if lease is None else self._fence(lease)
+                    # first commit takes the lease, from the token read with the lock; a
+                    # later one moves the session's version on in the same statement.
+                    bumped = sessions_to_bump(changes)
+                    if lease is None:
+                        ours, renewed = True, None
+                    else:
+                        ours, renewed, bumped = self._fence(lease, bumped)
                     if not ours:
                         assert lease is not None
                         raise LeaseLost(texts.lease_lost(session, lease.token))
@@ -230,7 +235,6 @@ class SQLiteStore:
                                 self._db.executemany(
                                     move.sql, [[row[i] for i in move.at] for row in moving]
                                 )
-                    bumped = sessions_to_bump(changes)
                     if bumped:
                         self._db.executemany(_BUMP, [(s,) for s in bumped])
                 except BaseException:
@@ -334,7 +338,7 @@ class SQLiteStore:
         with self._guard:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                ours, renewed = self._fence(lease)
+                ours, renewed, _ = self._fence(lease, [])
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -345,15 +349,19 @@ class SQLiteStore:
         if renewed is not None:
             lease.expires = renewed
 
-    def _fence(self, lease: Lease) -> tuple[bool, float | None]:
-        """The first statement of a commit under a lease: whether the lease is ours, and
-        the expiry it wrote (None for none).
+    def _fence(self, lease: Lease, bump: list[str]) -> tuple[bool, float | None, list[str]]:
+        """The first statement of a commit under a lease: whether the lease is ours, the
+        expiry it wrote (None for none), and the sessions whose version is still to be
+        moved on, of `bump`.
 
         The first commit takes the lease from the token read with the lock. A later one
         renews it once a third of its time has gone (as often as the heartbeat does), and
         otherwise only reads it: the commit holds the database's write lock from its
         BEGIN IMMEDIATE, so nobody takes the lease between that read and the commit, and
-        a renewal would be one more page to make durable on every commit.
+        a renewal would be one more page to make durable on every commit. That read is
+        the version's move when the commit moves the lease's session alone (as a call's
+        commits do): the session's version moves on only while the lease is ours, and
+        when it does not (a session with no row yet), the lease is read alone.
         """
         until = lease.renewed_until()
         if not lease.taken:
@@ -361,12 +369,20 @@ class SQLiteStore:
                 _TAKE_SQL,
                 (lease.session, lease.token, lease.holder, until, lease.lock, lease.seen_token),
             )
-            return taken.rowcount == 1, until
+            return taken.rowcount == 1, until, bump
         if lease.expires - until >= -lease.secs / 3:
-            held = self._db.execute(_HELD_SQL, (lease.session, lease.token, lease.holder))
-            return held.fetchone() is not None, None
+            held = (lease.session, lease.token, lease.holder)
+            moved = bump == [lease.session] and self._moved_if_held(held)
+            if moved:
+                return True, None, []
+            return self._db.execute(_HELD_SQL, held).fetchone() is not None, None, bump
         renewed = self._db.execute(_FENCE_SQL, (until, lease.session, lease.token, lease.holder))
-        return renewed.rowcount == 1, until
+        return renewed.rowcount == 1, until, bump
+
+    def _moved_if_held(self, held: tuple[str, int, str]) -> bool:
+        """The lease's session's version moved on, if the lease (session, token, holder)
+        is held and the session has a row."""
+        return self._db.execute(_BUMP_HELD_SQL, (held[0], *held)).rowcount == 1
 
     def _renew_leases(self) -> None:
         leases = self._holdings.taken()  # one not taken: nothing written under it to keep
@@ -436,6 +452,8 @@ _FENCE_SQL = (
 )
 _RENEW_SQL = 'UPDATE "leases" SET "expires" = ? WHERE "session" = ? AND "token" = ?'
 _HELD_SQL = 'SELECT 1 FROM "leases" WHERE "session" = ? AND "token" = ? AND "holder" = ?'
+# The session's version moved on while its lease is held: the fence and `_BUMP` in one.
+_BUMP_HELD_SQL = f"{_BUMP} AND EXISTS ({_HELD_SQL})"
 # A lease taken without the lock, given back (autocommit: its own transaction).
 _GIVE_BACK_SQL = (
     'UPDATE "leases" SET "holder" = \'\', "expires" = 0 '
