@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, settings
 from pg_fixtures import BACKENDS, pg_server, pg_url, pytest_terminal_summary  # noqa: F401
 
 from stalwart import Agent, Reply
-from stalwart._engine.retry import UNDO_BACKOFF
-from stalwart.backoff import no_jitter
+from stalwart.backoff import UNDO_BACKOFF, no_jitter
 from stalwart.clock import FakeClock
 from stalwart.record import Store, open_store
 

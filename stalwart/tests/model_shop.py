@@ -21,8 +21,7 @@ import pytest
 from model_wire import Reply, WireServer, uncached
 
 from stalwart import Agent
-from stalwart._engine.retry import UNDO_BACKOFF
-from stalwart.backoff import Backoff, no_jitter
+from stalwart.backoff import UNDO_BACKOFF, Backoff, no_jitter
 from stalwart.models import AssistantMessage, BackoffPolicy, ToolCall
 
 SHOP_TOOLS = '''

@@ -60,14 +60,19 @@ def _targets(module: str, is_package: bool, node: Statement) -> Iterator[str]:
     if isinstance(node, ast.Import):
         yield from (alias.name for alias in node.names)
         return
-    base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[: len(base) - node.level + 1] if node.level else []
-    target = ".".join([*base, *([node.module] if node.module else [])])
+    target = _source(module, is_package, node)
     # A submodule, or a name in `target`: `import_graph` walks a name up to its module.
     yield from (f"{target}.{alias.name}" for alias in node.names)
 
 
 Statement = ast.Import | ast.ImportFrom
+
+
+def _source(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The module `from ... import` reads from, its dots resolved against `module`."""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - node.level + 1] if node.level else []
+    return ".".join([*base, *([node.module] if node.module else [])])
 
 
 def _imports(tree: ast.AST) -> Iterator[tuple[Statement, bool]]:
@@ -304,3 +309,120 @@ def test_the_verify_package_gives_each_of_its_names_from_its_home() -> None:
     assert {"stalwart.verify.checks", "stalwart.verify.turns"} <= _loaded_by(
         "from stalwart.verify import verify_project, check_turns"
     )
+
+
+# --- a public name is read where it lives. `stalwart.states` and `stalwart.backoff` are
+# public, and the engine reads them as everyone else does: a module that imports one of
+# their names uses it itself. Read statically, over the package, its tests and benchmarks:
+# `from m import n`, `m.n` (m bound by an import) and `__all__`; not getattr with a text.
+
+HOMES = frozenset({"stalwart.states", "stalwart.backoff"})
+
+
+def _dotted(node: ast.expr, bound: dict[str, str]) -> str | None:
+    """The module an expression names (`runs`, `stalwart._engine.runs`), through `bound`."""
+    if isinstance(node, ast.Name):
+        return bound.get(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = _dotted(node.value, bound)
+        return f"{owner}.{node.attr}" if owner is not None else None
+    return None
+
+
+def _passers(modules: dict[str, tuple[Path, bool]], homes: frozenset[str]) -> Iterator[str]:
+    """What marks a name of a home for passing on: `from home import n as n`, or a module
+    whose `__all__` lists a name it imports from a home."""
+    for module, (path, is_package) in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        taken = _taken_from(module, is_package, tree, homes)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and _source(module, is_package, node) in homes:
+                marked = [alias.name for alias in node.names if alias.asname == alias.name]
+                yield from (f"{module} marks {name} for re-export" for name in marked)
+            if isinstance(node, ast.Assign) and "__all__" in map(ast.unparse, node.targets):
+                listed = set(ast.literal_eval(node.value)) & set(taken)
+                yield from (f"{module} lists {name} in __all__" for name in sorted(listed))
+
+
+def _taken_from(
+    module: str, is_package: bool, tree: ast.AST, homes: frozenset[str]
+) -> dict[str, str]:
+    """Each name `module` imports from one of `homes`, with that home."""
+    return {
+        alias.asname or alias.name: home
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (home := _source(module, is_package, node)) in homes
+        for alias in node.names
+    }
+
+
+def names_passed_on(
+    modules: dict[str, tuple[Path, bool]],
+    readers: dict[str, tuple[Path, bool]],
+    homes: frozenset[str],
+) -> list[str]:
+    """Where a name of `homes` is read through one of `modules` that imported it."""
+    passing = {
+        module: _taken_from(module, is_package, ast.parse(path.read_text("utf-8")), homes)
+        for module, (path, is_package) in modules.items()
+    }
+    found = list(_passers(modules, homes))
+    for reader, (path, is_package) in readers.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound: dict[str, str] = {}  # a name the reader binds to a module
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = _source(reader, is_package, node)
+                for alias in node.names:
+                    if alias.name in passing.get(source, {}):
+                        found.append(f"{reader}: from {source} import {alias.name}")
+                    if f"{source}.{alias.name}" in passing:
+                        bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    first = alias.name.split(".")[0]
+                    bound[alias.asname or first] = alias.name if alias.asname else first
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                owner = _dotted(node.value, bound)
+                if owner is not None and node.attr in passing.get(owner, {}):
+                    found.append(f"{reader}: {owner}.{node.attr}")
+    return sorted(set(found))
+
+
+def _files_of(folder: Path) -> dict[str, tuple[Path, bool]]:
+    """The test or benchmark files of `folder`, named by their path (they import stalwart
+    by its full name, so their own names resolve nothing)."""
+    root = folder.parent
+    return {str(path.relative_to(root)): (path, False) for path in sorted(folder.rglob("*.py"))}
+
+
+def test_a_name_of_states_or_backoff_is_read_from_its_home() -> None:
+    modules = _module_names(PACKAGE)
+    product = PACKAGE.parent.parent
+    readers = {**modules, **_files_of(product / "tests"), **_files_of(product / "benchmarks")}
+    assert "tests/test_runs.py" in readers and "stalwart._engine.retry" in readers
+    assert names_passed_on(modules, readers, HOMES) == []
+
+
+def test_the_reader_sees_a_name_passed_on(tmp_path: Path) -> None:
+    """The reader itself: a made-up package whose `mid` passes on a name of `home`."""
+    package = tmp_path / "made"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "home.py").write_text("X = 1\nY = 2\n")
+    (package / "mid.py").write_text(
+        "from .home import X as X\nfrom .home import Y\n__all__ = ['Y']\nZ = X + Y\n"
+    )
+    (package / "user.py").write_text(
+        "import made.mid\nfrom . import mid as m\nfrom .mid import X, Z\n"
+        "a = (m.Y, m.Z, made.mid.X)\n"
+    )
+    modules = _module_names(package)
+    assert names_passed_on(modules, modules, frozenset({"made.home"})) == [
+        "made.mid lists Y in __all__",
+        "made.mid marks X for re-export",
+        "made.user: from made.mid import X",
+        "made.user: made.mid.X",
+        "made.user: made.mid.Y",
+    ]

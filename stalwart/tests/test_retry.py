@@ -13,13 +13,12 @@ from hypothesis import strategies as st
 from stalwart._engine.retry import (
     CALL_RETRIES,
     ERROR_TEXT_LIMIT,
-    UNDO_BACKOFF,
     AfterFailure,
     after_call_failure,
     render_error,
     send_undo,
 )
-from stalwart.backoff import Backoff, no_jitter
+from stalwart.backoff import UNDO_BACKOFF, Backoff, no_jitter
 from stalwart.clock import FakeClock
 from stalwart.errors import UndoGaveUp
 

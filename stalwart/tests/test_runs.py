@@ -10,15 +10,9 @@ from conftest import Project, approve_all, session_identity, write_project
 
 from stalwart import Agent, FakeClock, QuestionPending, RewindRefused, RunStateError
 from stalwart._engine.keys import idempotency_key, undo_key
-from stalwart._engine.runs import (
-    ENDED,
-    TRANSITIONS,
-    Event,
-    State,
-    transition,
-)
 from stalwart.policy.rulebook import PastCall
 from stalwart.record import Store
+from stalwart.states import ENDED, TRANSITIONS, Event, State, transition
 
 pytestmark = pytest.mark.unit
 

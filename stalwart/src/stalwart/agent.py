@@ -62,6 +62,7 @@ from .record.sessions import session_id
 from .record.usage import SessionUsage, session_usage
 from .replies import Ended, Reply, Waiting
 from .selector import Grammar, Reading
+from .states import ASKING, ENDED, INTERRUPTED, State
 from .steps import PlannedStep
 from .tools import ToolSpec
 from .verify.lints import Lint, lint_agent
@@ -252,9 +253,9 @@ class Agent:
         resumed: list[RunRow] = []
         with self._session(user, session, resumed=resumed) as ledger:
             latest = ledger.latest_run()
-            if latest is not None and latest.state in runs.INTERRUPTED:
+            if latest is not None and latest.state in INTERRUPTED:
                 raise _left_for_another_worker(latest)
-            if latest is not None and latest.state in runs.ASKING:
+            if latest is not None and latest.state in ASKING:
                 question = (latest.question or {}).get("text", "")
                 raise QuestionPending(texts.question_pending(ledger.session.session, question))
             if to_model:
@@ -335,7 +336,7 @@ class Agent:
         run = ledger.latest_run() if ledger else None
         if ledger is None or run is None:
             return None
-        if run.state not in runs.INTERRUPTED:
+        if run.state not in INTERRUPTED:
             return _reply(ledger, run)
         try:
             # Never waits: a worker advancing the session holds its lock, and pending
@@ -364,7 +365,7 @@ class Agent:
     def resume_all(self) -> list[tuple[str, Reply]]:
         """Resume every run of this agent left mid-way, in any session: (session, reply)."""
         resumed: list[tuple[str, Reply]] = []
-        for sid in self.store.sessions_with_runs_in([s.value for s in runs.INTERRUPTED]):
+        for sid in self.store.sessions_with_runs_in([s.value for s in INTERRUPTED]):
             try:
                 resumed.extend(self._resume_one(sid))
             except SessionBusy:
@@ -385,7 +386,7 @@ class Agent:
                 return []
             ledger = Ledger(self.store, self.clock, record, new=False, lease=lease)
             run = ledger.latest_run()
-            if run is None or run.state not in runs.INTERRUPTED:
+            if run is None or run.state not in INTERRUPTED:
                 return []  # another worker took it up first
             run = resume.resume(ledger, self._context, run)
             return [(sid, _reply(ledger, run))]
@@ -443,7 +444,7 @@ class Agent:
                 remaining = len(rollback.writes_to_undo(ledger, self._context, pending[-1]))
                 raise RewindRefused(texts.rewind_refused(ledger.session.session, remaining))
             run = ledger.latest_run()
-            if run is None or run.state == runs.State.WAITING:
+            if run is None or run.state == State.WAITING:
                 return False
             done = rewind(ledger, run, run.reply or "")
             ledger.commit()
@@ -486,14 +487,14 @@ class Agent:
         """
         self.check_operator_token(token)
         with self._operator_run(session, texts.operator_nothing_to_undo(session)) as (ledger, run):
-            if run.state in runs.INTERRUPTED:
+            if run.state in INTERRUPTED:
                 run = resume.resume(ledger, self._context, run)
-            if run.state in runs.INTERRUPTED:
+            if run.state in INTERRUPTED:
                 raise _left_for_another_worker(run)
-            if run.state in runs.ASKING:
+            if run.state in ASKING:
                 question = (run.question or {}).get("text", "")
                 raise AnswerError(texts.operator_run_busy(session, run.run_id, run.state, question))
-            if run.state == runs.State.ENDED_BY_OPERATOR:
+            if run.state == State.ENDED_BY_OPERATOR:
                 raise AnswerError(texts.operator_ended_left_to_person(session, run.run_id))
             if not rollback.writes_to_undo(ledger, self._context, run):
                 raise AnswerError(texts.operator_nothing_left(session, run.run_id))
@@ -526,11 +527,11 @@ class Agent:
             limits.check_name("an operator's name", by)
         nothing = texts.operator_nothing_to_end(session)
         with self._operator_run(session, nothing, take_over=True) as (ledger, run):
-            if run.state == runs.State.ENDING:
+            if run.state == State.ENDING:
                 # An ending its process left mid-way: finished, as it was asked.
                 run = resume.resume(ledger, self._context, run)
                 return _taken_over(ledger, _reply(ledger, run))
-            if run.state in runs.ENDED:
+            if run.state in ENDED:
                 raise AnswerError(texts.operator_run_ended(session, run.run_id, run.state))
             run = ending.end(ledger, self._context, run, by=by, reason=reason)
             return _taken_over(ledger, _reply(ledger, run))
@@ -554,12 +555,12 @@ class Agent:
             )
             for write in reversed(writes)
         )
-        undoable = run.state in runs.ENDED and run.state != runs.State.ENDED_BY_OPERATOR
+        undoable = run.state in ENDED and run.state != State.ENDED_BY_OPERATOR
         return OperatorPlan(
             run=run.run_id,
             state=run.state,
             can_undo=undoable and bool(writes),
-            can_end=run.state not in runs.ENDED,
+            can_end=run.state not in ENDED,
             undos=undos,
         )
 
@@ -630,9 +631,9 @@ class Agent:
         reason = limits.check_answer_reason(reason)
         with self._session(user, session) as ledger:
             run = ledger.latest_run()
-            if run is not None and run.state in runs.INTERRUPTED:
+            if run is not None and run.state in INTERRUPTED:
                 raise _left_for_another_worker(run)
-            waits = run is not None and run.state in runs.ASKING and run.question is not None
+            waits = run is not None and run.state in ASKING and run.question is not None
             if not waits:
                 if expected is not None:
                     raise StaleAnswer(texts.question_gone(expected, None))
@@ -690,7 +691,7 @@ class Agent:
             if ledger.session.user != user or ledger.session.agent != self.name:
                 raise NotYourSession(texts.not_your_session(user, sid))
             latest = ledger.latest_run()
-            if latest is not None and latest.state in runs.INTERRUPTED:
+            if latest is not None and latest.state in INTERRUPTED:
                 taken_up = resume.resume(ledger, self._context, latest)
                 if resumed is not None:
                     resumed.append(taken_up)
@@ -712,9 +713,9 @@ def _left_for_another_worker(run: RunRow) -> StalwartError:
     mid-way): its catalogue lacks the tool of the call left in flight (`ToolUnavailable`),
     or the undo the rollback needs next (`UndoUnavailable`). The reply says which. A guarded
     run left running is its framework's to take up again (`stalwart.guarded`)."""
-    if run.framework is not None and run.state == runs.State.RUNNING:
+    if run.framework is not None and run.state == State.RUNNING:
         return RunStateError(texts.guarded_run_left(run.session, run.run_id))
-    if run.state == runs.State.RUNNING:
+    if run.state == State.RUNNING:
         return ToolUnavailable(run.reply or "")
     return UndoUnavailable(run.reply or "")
 
@@ -789,9 +790,9 @@ def recorded_calls(calls: Sequence[CallRow], runs_: Sequence[RunRow] = ()) -> li
     ]
 
 
-_PENDING_COMPENSATION = frozenset({runs.State.ROLLING_BACK, runs.State.STUCK})
+_PENDING_COMPENSATION = frozenset({State.ROLLING_BACK, State.STUCK})
 # Ended runs whose writes still to undo were left to a person, to undo by hand.
-_LEFT_TO_A_PERSON = frozenset({runs.State.ABANDONED, runs.State.ENDED_BY_OPERATOR})
+_LEFT_TO_A_PERSON = frozenset({State.ABANDONED, State.ENDED_BY_OPERATOR})
 
 
 def _question_id(question: Waiting | str) -> str:
@@ -807,9 +808,7 @@ def _with_earlier(reply: Reply, resumed: list[RunRow]) -> Reply:
     """A new turn's reply, after the reply of a run its process left mid-way that this call
     finished: that reply was never given, and the chapter's person gets it, once."""
     earlier = tuple(
-        run.reply
-        for run in resumed
-        if run.state in runs.ENDED and run.reply and run.run_id != reply.run
+        run.reply for run in resumed if run.state in ENDED and run.reply and run.run_id != reply.run
     )
     if not earlier:
         return reply
@@ -817,10 +816,10 @@ def _with_earlier(reply: Reply, resumed: list[RunRow]) -> Reply:
 
 
 def _reply(ledger: Ledger, run: RunRow) -> Reply:
-    if run.state in runs.ASKING and run.question is not None:
+    if run.state in ASKING and run.question is not None:
         waiting = Waiting.from_record(run.question)
         return Reply(
-            text=run.reply if run.state == runs.State.STUCK and run.reply else waiting.text,
+            text=run.reply if run.state == State.STUCK and run.reply else waiting.text,
             waiting=[waiting],
             session=ledger.session.session,
             run=run.run_id,
@@ -862,7 +861,7 @@ def _taken_over(ledger: Ledger, reply: Reply) -> Reply:
 
 def _ended(run: RunRow) -> Ended | None:
     """Who ended the run, when and why, for a run an operator ended."""
-    if run.state != runs.State.ENDED_BY_OPERATOR:
+    if run.state != State.ENDED_BY_OPERATOR:
         return None
     ended = failure_of(run.failure).ended
     assert ended is not None  # an operator's ending is kept on the run it ended

@@ -11,8 +11,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from stalwart._engine.retry import UNDO_BACKOFF
-from stalwart.backoff import no_jitter
+from stalwart.backoff import UNDO_BACKOFF, no_jitter
 from stalwart.serve import Service, create_app
 
 from .browser_support import Live

@@ -14,8 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from stalwart import FakeClock, texts
-from stalwart._engine.retry import UNDO_BACKOFF
-from stalwart.backoff import no_jitter
+from stalwart.backoff import UNDO_BACKOFF, no_jitter
 from stalwart.errors import InputRefused
 from stalwart.serve import Service, create_app
 from stalwart.serve.terminal import chat

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from stalwart._engine.retry import UNDO_BACKOFF
-from stalwart.backoff import no_jitter
+from stalwart.backoff import UNDO_BACKOFF, no_jitter
 from stalwart.serve import Service, create_app
 from stalwart.serve.terminal import chat
 

@@ -12,12 +12,13 @@ from ..policy.check import UndoPlan
 from ..record.ledger import Ledger
 from ..record.schema import CallRow, CallStatus, RunRow, replace_row
 from ..replies import Waiting
+from ..states import Event
 from ..steps import PlannedStep
 from .calls import finish, recorded_undo, undo_id, undo_row
 from .context import RunContext
 from .failures import Cancelled, DidNotHappen, failure_of, recorded_failure
 from .rollback import rewind_run, stopped_reply, writes_to_undo
-from .runs import Event, advance, move, record_declined, send_step
+from .runs import advance, move, record_declined, send_step
 
 # Each answer a person can give, by the kind of question it answers.
 ANSWER_EVENTS: Mapping[tuple[str, str], Event] = {

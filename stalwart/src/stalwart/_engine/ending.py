@@ -40,11 +40,12 @@ from dataclasses import replace
 from .. import logs, texts
 from ..record.ledger import Ledger
 from ..record.schema import CallStatus, RunRow, replace_row
+from ..states import Event, State
 from .calls import finish, undo_id
 from .context import RunContext
 from .failures import Ending, failure_of
 from .rollback import rewind_run, stopped_reply, undo_writes, writes_to_undo
-from .runs import Event, State, move
+from .runs import move
 
 log = logging.getLogger(logs.RUN)
 

@@ -24,11 +24,12 @@ from .. import texts
 from ..errors import RunStateError
 from ..record.ledger import Ledger
 from ..record.schema import RunRow, as_recorded, replace_row
+from ..states import Event, State
 from ..steps import PlannedStep, planned_steps
 from .context import RunContext
 from .failures import Failed, recorded_failure
 from .model_loop import _seen_results
-from .runs import Event, Sender, State, _new_run, advance, move, send_step, try_call
+from .runs import Sender, _new_run, advance, move, send_step, try_call
 
 
 def call_id_of(run: RunRow, index: int) -> str:

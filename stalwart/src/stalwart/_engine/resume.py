@@ -8,10 +8,11 @@ import logging
 from .. import logs, texts
 from ..record.ledger import Ledger
 from ..record.schema import CallStatus, RunRow, replace_row
+from ..states import Event, State
 from .context import RunContext
 from .ending import finish_ending
 from .failures import OperatorUndo, RunFailure
-from .runs import Event, State, advance, ask_outcome, move, try_call
+from .runs import advance, ask_outcome, move, try_call
 
 log = logging.getLogger(logs.RUN)
 

@@ -27,9 +27,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from stalwart import logs, texts
-from stalwart.backoff import UNDO_BACKOFF as UNDO_BACKOFF
-from stalwart.backoff import UNDO_RETRIES as UNDO_RETRIES
-from stalwart.backoff import Backoff
+from stalwart.backoff import UNDO_BACKOFF, Backoff
 from stalwart.clock import Clock, SystemClock
 from stalwart.errors import UndoGaveUp
 from stalwart.record.schema import readable_text

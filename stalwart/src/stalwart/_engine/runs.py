@@ -16,8 +16,8 @@ So a write step sent once costs two durable commits: in flight, and outcome.
 A person's answers are taken in `answers.py`, a failed run's writes undone in
 `rollback.py`, and a run a stopped process left mid-way resumed in `resume.py`; each
 moves the run only through `move`, by the table of states and transitions in
-`stalwart.states` (public: the interface and `stalwart verify` read it there; its names are
-imported here too, `runs.State` and the rest, for the engine's modules and `Agent`).
+`stalwart.states` (public: the engine's other modules, `Agent`, the interface and
+`stalwart verify` each read it there).
 """
 
 from __future__ import annotations
@@ -33,14 +33,7 @@ from ..policy.check import Verdict
 from ..record.ledger import Ledger
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from ..replies import Waiting
-from ..states import ASKING as ASKING
-from ..states import ENDED as ENDED
-from ..states import INTERRUPTED as INTERRUPTED
-from ..states import TRANSITIONS as TRANSITIONS
-from ..states import Event as Event
-from ..states import State as State
-from ..states import others_would_be_undone
-from ..states import transition as transition
+from ..states import Event, State, others_would_be_undone, transition
 from ..steps import PlannedStep, planned_steps, recorded_steps
 from ..tools.current import sending
 from ..tools.mcp import destructive
