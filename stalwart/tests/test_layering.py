@@ -317,6 +317,7 @@ def test_the_verify_package_gives_each_of_its_names_from_its_home() -> None:
 # `from m import n`, `m.n` (m bound by an import) and `__all__`; not getattr with a text.
 
 HOMES = frozenset({"stalwart.states", "stalwart.backoff"})
+ENGINE = "stalwart._engine"
 
 
 def _dotted(node: ast.expr, bound: dict[str, str]) -> str | None:
@@ -403,6 +404,19 @@ def test_a_name_of_states_or_backoff_is_read_from_its_home() -> None:
     readers = {**modules, **_files_of(product / "tests"), **_files_of(product / "benchmarks")}
     assert "tests/test_runs.py" in readers and "stalwart._engine.retry" in readers
     assert names_passed_on(modules, readers, HOMES) == []
+
+
+def test_nothing_reads_a_public_name_through_the_engine() -> None:
+    """What the engine imports from a public module (`states`, `steps`, `labels`, ...)
+    is read in that module, by the package, its tests and its benchmarks: a test that
+    imports from `stalwart._engine` reads what the engine itself defines."""
+    modules = _module_names(PACKAGE)
+    product = PACKAGE.parent.parent
+    engine = {name: place for name, place in modules.items() if name.startswith(ENGINE)}
+    public = frozenset(name for name in modules if not name.startswith(ENGINE))
+    readers = {**modules, **_files_of(product / "tests"), **_files_of(product / "benchmarks")}
+    assert "stalwart.steps" in public and "stalwart._engine.runs" in engine
+    assert names_passed_on(engine, readers, public) == []
 
 
 def test_the_reader_sees_a_name_passed_on(tmp_path: Path) -> None:
