@@ -42,6 +42,7 @@ def task(repo: Path, name: str) -> Task:
 
 
 def attempt_result(repo: Path, name: str, attempt_id: str) -> dict[str, Any]:
+    """The attempt's result as its file holds it (the chapter's key "class")."""
     record = ArcStore(repo).read_attempt_result(name, attempt_id)
     assert record is not None
-    return record
+    return record.document()

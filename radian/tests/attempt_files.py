@@ -21,6 +21,7 @@ from typing import Any
 from arc_helpers import make_plan
 
 from radian.arc import commands
+from radian.arc.atomic import write_json_atomic
 from radian.arc.clock import FakeClock
 from radian.arc.config import ArcConfig
 from radian.arc.gate.apply import apply_gate
@@ -95,6 +96,27 @@ MORE_ENDS: dict[str, AttemptEnd] = {
 }
 
 
+# attempt_result.json as the first build that kept the outcome wrote it (51e482c): no format
+# version, no cost_unknown or cost_scope, exit_code before started_at, and an outcome_record
+# without the fields added since (cost_scope, fresh_session_next, cost_problem, remote_error).
+EARLIER_OUTCOME = {
+    "row": "completed_pushed", "outcome": "completed", "model_wait": False,
+    "model_error": None, "reason": None, "session_id": "sess-0", "session_cost_usd": 0.5,
+    "worker_started": True, "resumed": False, "base_sha": BASE, "head_sha": HEAD,
+    "exit_code": 0, "wrapper_class": None, "result_format": "radian",
+    "started_at": "2026-11-30T06:00:00Z", "ended_at": "2026-11-30T06:10:00Z",
+}  # fmt: skip
+EARLIER_FILE = {
+    "task": "earlier_build", "attempt_id": "001", "outcome": "completed", "class": None,
+    "row": "completed and pushed", "model_wait": False, "model_error": None, "reason": None,
+    "cost_usd": 0.5, "session_cost_usd": 0.5, "session_id": "sess-0", "base_sha": BASE,
+    "head_sha": HEAD, "exit_code": 0, "wrapper_class": None, "result_format": "radian",
+    "started_at": "2026-11-30T06:00:00Z", "ended_at": "2026-11-30T06:10:00Z",
+    "next_state": "review.verifying", "retry_at": None, "retry_count": 0,
+    "outcome_record": EARLIER_OUTCOME,
+}  # fmt: skip
+
+
 def _working(store: ArcStore, clock: FakeClock, name: str, attempt_id: str = "001") -> None:
     with store.task_lock(name):
         task = store.load_task(name)
@@ -132,7 +154,8 @@ def write_results(repo: Path) -> dict[str, Path]:
     """Every case's attempt_result.json, by case name."""
     clock = FakeClock()
     config = ArcConfig()
-    cases = [*ENDS, *MORE_ENDS, "reverify", "orphan", "resumed", "after_cancel", "gate_passed"]
+    cases = [*ENDS, *MORE_ENDS, "reverify", "orphan", "resumed", "after_cancel", "gate_passed",
+             "earlier_build"]  # fmt: skip
     store = make_plan(repo, clock, cases, confirm=False)
     paths: dict[str, Path] = {}
     for name, found in {**ENDS, **MORE_ENDS}.items():
@@ -170,6 +193,14 @@ def write_results(repo: Path) -> dict[str, Path]:
     _settle_end(store, config, clock, "gate_passed", ENDS["completed_pushed"])
     clock.advance(5)
     _gate(store, config, clock, "gate_passed", passed=True)
+    # an attempt an earlier build ended and this one gates: its file gets the gate's summary
+    _working(store, clock, "earlier_build")
+    with store.task_lock("earlier_build"):
+        task = store.load_task("earlier_build")
+        write_json_atomic(store.attempt_result_path("earlier_build", "001"), EARLIER_FILE)
+        transition(task, State.VERIFYING, clock, base_sha=BASE, head_sha=HEAD)
+        store.save_task(task)
+    _gate(store, config, clock, "earlier_build", passed=True)
     for name in cases:
         paths.setdefault(name, store.attempt_result_path(name, "001"))
     paths["reverify"] = store.attempt_result_path("reverify", "001")

@@ -29,10 +29,10 @@ from pathlib import Path
 import pytest
 
 from radian.arc import commands
+from radian.arc.attempt_result import AttemptResult, ModelErrorRecord
 from radian.arc.claims import claim
 from radian.arc.clock import FakeClock, format_utc
 from radian.arc.config import ArcConfig
-from radian.arc.records import attempt_result
 from radian.arc.serve.fleet import Fleet
 from radian.arc.states import State
 from radian.arc.store import ArcStore
@@ -95,17 +95,18 @@ def write_fleet(root: Path, clock: FakeClock) -> ArcStore:
     # w2 failed for good, its last attempt's reason recorded
     failed = claim(store, config, "w2", clock)
     assert failed is not None
-    store.write_attempt_result("w2", failed[0].attempt_id, attempt_result(
-        "w2", failed[0].attempt_id, outcome="terminated", failure_class="infrastructure",
+    store.write_attempt_result("w2", failed[0].attempt_id, AttemptResult(
+        task="w2", attempt_id=failed[0].attempt_id, outcome="terminated",
+        failure_class="infrastructure",
         reason=EXHAUSTED_REASON, ended_at=format_utc(clock.now()),
         next_state=str(State.EXHAUSTED)))  # fmt: skip
     set_state(store, clock, "w2", State.EXHAUSTED, cost_usd=0.25, total_cost_usd=0.25)
     # w3 waits to retry on the model's window
     waiting = claim(store, config, "w3", clock)
     assert waiting is not None
-    store.write_attempt_result("w3", waiting[0].attempt_id, attempt_result(
-        "w3", waiting[0].attempt_id, outcome="failed", failure_class="model", model_wait=True,
-        model_error={"kind": "unavailable", "message": "overloaded"},
+    store.write_attempt_result("w3", waiting[0].attempt_id, AttemptResult(
+        task="w3", attempt_id=waiting[0].attempt_id, outcome="failed", failure_class="model",
+        model_wait=True, model_error=ModelErrorRecord(kind="unavailable", message="overloaded"),
         ended_at=format_utc(clock.now()), next_state=str(State.RETRY_WAIT)))  # fmt: skip
     set_state(store, clock, "w3", State.RETRY_WAIT, retry_at="2026-11-30T07:06:30Z",
               cost_usd=0.1, total_cost_usd=0.1)  # fmt: skip

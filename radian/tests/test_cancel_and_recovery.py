@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from conftest import run_env, write_config
 
 from radian.arc import commands
 from radian.arc import git as arc_git
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.claims import claim, recover_orphans
 from radian.arc.clock import FakeClock
 from radian.arc.config import load_config
@@ -135,10 +136,10 @@ def attempts_told(repo: Path, name: str) -> list[str]:
     store = ArcStore(repo)
     told = []
     for attempt_id in store.load_task(name).attempts:
-        record = store.read_attempt_result(name, attempt_id) or {}
+        record = store.read_attempt_result(name, attempt_id)
         log = store.attempt_dir(name, attempt_id) / "worker.log"
         text = log.read_text(errors="replace") if log.is_file() else "(no worker.log)"
-        told.append(f"{attempt_id}: {record.get('row')}\n{text}")
+        told.append(f"{attempt_id}: {record.row if record is not None else None}\n{text}")
     return told
 
 
@@ -221,8 +222,9 @@ def test_recovery_applies_a_result_written_before_the_task_was_saved(
             store.save_task(record)
         store.write_attempt_intent(name, "001", {"owner_pid": dead_pid, "claimed_at": None})
     # t's owner died after writing its attempt result (a stall) but before saving the task.
-    stalled = asdict(terminated_outcome(None, "2026-11-30T07:00:00Z")) | {"row": "stall"}
-    store.write_attempt_result("t", "001", {"outcome_record": stalled})
+    stalled = replace(terminated_outcome(None, "2026-11-30T07:00:00Z"), row="stall")
+    store.write_attempt_result("t", "001", AttemptResult(task="t", attempt_id="001",
+                                                         outcome_record=stalled))  # fmt: skip
     lines = texts_of(recover_orphans(store, config, clock, running=set()))
     assert lines == [
         "t failed (stall) -> retry at 2026-11-30T07:00:10Z",

@@ -63,7 +63,7 @@ def use_codex(
 def attempt(world: GitWorld, name: str, attempt_id: str) -> dict[str, Any]:
     record = ArcStore(world.repo).read_attempt_result(name, attempt_id)
     assert record is not None
-    return dict(record)
+    return record.document()
 
 
 def test_a_task_is_delivered_and_integrated(

@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from radian.arc.attempt_result import AttemptOutcome, ModelErrorRecord
 from radian.arc.budget import WITHIN, BudgetVerdict
 from radian.arc.classify import ROWS, TABLE, Next, Row
 from radian.arc.decide import Decision, decide
 from radian.arc.records import Task
-from radian.arc.settle import AttemptOutcome, terminated_outcome
+from radian.arc.settle import terminated_outcome
 from radian.arc.states import State, is_allowed
 
 pytestmark = pytest.mark.unit
@@ -105,7 +106,7 @@ def test_a_retry_with_a_budget_used_up_pauses_the_task() -> None:
 
 def test_a_model_wait_uses_no_retry_and_waits_on_the_model() -> None:
     budget = Budget()
-    error = {"kind": "unavailable", "retry_after_secs": None, "message": "busy"}
+    error = ModelErrorRecord(kind="unavailable", retry_after_secs=None, message="busy")
     task = working(retry_count=2, model_wait_streak=1)
     decision = decided("failed", task, budget, max_attempts=2, model_wait=True,
                        model_error=error)  # fmt: skip
@@ -151,7 +152,7 @@ def test_an_interrupted_attempt_is_ready_again_or_paused_by_its_cost() -> None:
 
 
 def test_a_poisoned_end_by_a_refused_credential_says_so() -> None:
-    error = {"kind": "authentication", "retry_after_secs": None, "message": "bad key"}
+    error = ModelErrorRecord(kind="authentication", retry_after_secs=None, message="bad key")
     decision = decided("poisoned", model_error=error)
     assert decision.state is State.IRRECOVERABLE
     assert "bad key" in decision.text

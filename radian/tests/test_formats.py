@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from arc_helpers import make_plan
 
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.clock import FakeClock
 from radian.arc.errors import DamagedFile
-from radian.arc.records import FORMAT_VERSION, attempt_result
+from radian.arc.records import FORMAT_VERSION
 from radian.arc.store import ArcStore
 
 pytestmark = pytest.mark.unit
@@ -33,7 +34,7 @@ def test_files_are_written_with_the_format_version(tmp_path: Path, clock: FakeCl
     store = make_plan(tmp_path, clock, ["t"], confirm=False)
     assert json.loads(store.task_path("t").read_text())["format_version"] == FORMAT_VERSION
     assert json.loads(store.plan_path("p").read_text())["format_version"] == FORMAT_VERSION
-    store.write_attempt_result("t", "001", attempt_result("t", "001", row="x"))
+    store.write_attempt_result("t", "001", AttemptResult(task="t", attempt_id="001", row="x"))
     written = json.loads(store.attempt_result_path("t", "001").read_text())
     assert written["format_version"] == FORMAT_VERSION and written["class"] is None
 
@@ -59,6 +60,6 @@ def test_a_newer_builds_file_is_refused(tmp_path: Path, clock: FakeClock) -> Non
 def test_an_attempt_result_that_is_no_record_is_not_written(tmp_path: Path) -> None:
     store = ArcStore(tmp_path)
     with pytest.raises(ValueError, match="cost_usd"):
-        store.write_attempt_result("t", "001", {"task": "t", "attempt_id": "001",
-                                                "cost_usd": float("nan")})  # fmt: skip
+        store.write_attempt_result("t", "001", AttemptResult(task="t", attempt_id="001",
+                                                             cost_usd=float("nan")))  # fmt: skip
     assert not store.attempt_result_path("t", "001").exists()

@@ -47,8 +47,8 @@ def check_invariants(repo: Path) -> None:
         for attempt_id in task.attempts:
             if task.state == State.WORKING and attempt_id == task.last_attempt_id:
                 continue  # its result may be written and not applied yet: the next run does
-            record = store.read_attempt_result(name, attempt_id) or {}
-            costs += record.get("cost_usd") or 0.0
+            record = store.read_attempt_result(name, attempt_id)
+            costs += (record.cost_usd if record is not None else None) or 0.0
         assert task.total_cost_usd == pytest.approx(costs), name  # none counted twice
 
 

@@ -50,4 +50,4 @@ def test_a_cancelled_attempt_ends_the_run_of_model_waits(
     assert third.attempts == ["001", "002", "003"]
     assert parse_utc(third.retry_at or "") - clock.now() == timedelta(minutes=5)
     cancelled = ArcStore(git_repo).read_attempt_result("t", "002")
-    assert cancelled is not None and cancelled["class"] == "cancel"
+    assert cancelled is not None and cancelled.failure_class == "cancel"

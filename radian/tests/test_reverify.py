@@ -73,8 +73,8 @@ def test_a_moved_target_reverifies_by_itself_and_integrates(
     assert done.auto_reverify_count == 1 and done.auto_rework_used == 0
     assert reverified_pairs(store_of(world), "t") == {(done.head_sha, fixed_main)}
     record = store_of(world).read_attempt_result("t", "002")
-    assert record is not None and record["class"] == "reverify"
-    assert record["gate"]["passed"] is True
+    assert record is not None and record.failure_class == "reverify"
+    assert record.gate is not None and record.gate.passed is True
     # The reverify ran a review again: its cost counts like any review.
     assert done.cost_usd == pytest.approx(0.5)
 
@@ -268,7 +268,7 @@ def test_a_review_rework_after_a_reverify_does_not_count_toward_auto_rework(
     assert (str(after.state), after.retry_count, after.auto_rework_used) == ("todo.ready", 0, 0)
     assert "- [major] unchecked None (a.py:3)" in store.read_brief("t")
     record = store.read_attempt_result("t", attempt_id)
-    assert record is not None and record["class"] == "reverify"
+    assert record is not None and record.failure_class == "reverify"
 
 
 def test_reverify_without_a_gate_section_is_refused_and_pushes_nothing(

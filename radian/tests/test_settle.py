@@ -11,12 +11,13 @@ from arc_helpers import make_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from radian.arc.attempt_result import AttemptOutcome, ModelErrorRecord
 from radian.arc.classify import ROWS, Next
 from radian.arc.clock import FakeClock
 from radian.arc.config import ArcConfig, LimitsConfig
 from radian.arc.events import texts_of
 from radian.arc.records import transition
-from radian.arc.settle import AttemptOutcome, settle, terminated_outcome
+from radian.arc.settle import settle, terminated_outcome
 from radian.arc.states import State
 
 pytestmark = pytest.mark.unit
@@ -31,7 +32,9 @@ def outcome(row: str, model_wait: bool, session_total: float | None) -> AttemptO
         row=row,
         outcome="failed" if model_wait else None,
         model_wait=model_wait,
-        model_error={"kind": "unavailable", "retry_after_secs": None} if model_wait else None,
+        model_error=(
+            ModelErrorRecord(kind="unavailable", retry_after_secs=None) if model_wait else None
+        ),
         session_id="s" if session_total is not None else None,
         session_cost_usd=session_total,
         worker_started=session_total is not None,
@@ -74,7 +77,7 @@ def test_any_sequence_of_failures_keeps_the_rules(
             )
             after = store.load_task("t")
             record = store.read_attempt_result("t", attempt_id)
-            assert record is not None and record["next_state"] == str(after.state)
+            assert record is not None and record.next_state == str(after.state)
             # One line per end; an infrastructure retry's reason follows it on a second.
             infrastructure = ROWS[row].failure_class == "infrastructure" and not model_wait
             assert len(lines) == (2 if infrastructure else 1), lines
@@ -83,8 +86,8 @@ def test_any_sequence_of_failures_keeps_the_rules(
                     f"t attempt {attempt_id} (infrastructure): "
                     "its run ended and its worker is gone, with no Result"
                 )
-            assert record["cost_usd"] >= 0
-            spent += record["cost_usd"]
+            assert record.cost_usd is not None and record.cost_usd >= 0
+            spent += record.cost_usd
             assert abs(after.total_cost_usd - spent) < 1e-6
             if model_wait:
                 assert after.state is State.RETRY_WAIT

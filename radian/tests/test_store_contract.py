@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from postgres_fixtures import STORES
 
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.errors import NotFoundError
 from radian.arc.loaded import NewTask
-from radian.arc.records import Plan, Task, attempt_result, branch_for
+from radian.arc.records import Plan, Task, branch_for
 from radian.arc.states import State
 from radian.arc.store import ArcStore
 from radian.arc.store_protocol import Store
@@ -113,10 +114,10 @@ def test_attempt_intents_and_results(store: Store) -> None:
     store.write_attempt_intent("a", "a-1", {"host": "h1", "pid": 42})
     intent = store.read_attempt_intent("a", "a-1")  # a shared store adds its host
     assert intent is not None and {"host": "h1", "pid": 42}.items() <= intent.items()
-    record = attempt_result("a", "a-1", outcome="success", cost_usd=0.5)
+    record = AttemptResult(task="a", attempt_id="a-1", outcome="success", cost_usd=0.5)
     store.write_attempt_result("a", "a-1", record)
     found = store.read_attempt_result("a", "a-1")
-    assert found is not None and found["cost_usd"] == 0.5 and found["attempt_id"] == "a-1"
+    assert found is not None and found.cost_usd == 0.5 and found.attempt_id == "a-1"
 
 
 def test_a_plans_running_cost(store: Store) -> None:

@@ -16,6 +16,7 @@ import pytest
 from conftest import git, make_git_repo, run_env, worker_exec_args, write_config
 from postgres_server import PostgresServer
 
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.errors import LeaseLost
 from radian.arc.states import State
 from radian.arc.store_postgres import PostgresStore
@@ -77,7 +78,7 @@ def test_a_plan_runs_on_the_postgres_store_and_leaves_no_record_in_files(
             task = store.load_task(name)
             assert (task.state, task.attempts) == (State.INTEGRATED, ["001"]), out
             result = store.read_attempt_result(name, "001")
-            assert result is not None and result["outcome"] == "completed"
+            assert result is not None and result.outcome == "completed"
         assert store.plan_cost("p") == pytest.approx(0.05)
         assert store.load_plan("p").confirmed
     finally:
@@ -206,7 +207,9 @@ def test_an_attempts_lease_fences_the_host_that_lost_it(tmp_path: Path, pg_url: 
         with pytest.raises(LeaseLost, match="t attempt 001: its lease is held by host h2"):
             first.check_lease("t", "001")  # what settle asks first
         second.check_lease("t", "001")
-        second.write_attempt_result("t", "001", {"outcome": "terminated"})
+        second.write_attempt_result(
+            "t", "001", AttemptResult(task="t", attempt_id="001", outcome="terminated")
+        )
         second.heartbeat([("t", "001")])
         renewed = first.foreign_lease("t", "001")
         assert renewed is not None and (renewed.host, renewed.expired) == ("h2", False)

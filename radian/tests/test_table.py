@@ -73,7 +73,7 @@ def state_of(repo: Path, name: str) -> dict[str, Any]:
     store = ArcStore(repo)
     record = store.read_attempt_result(name, "001")
     assert record is not None
-    return {"task": store.load_task(name), "attempt": record}
+    return {"task": store.load_task(name), "attempt": record.document()}
 
 
 def test_completed_and_pushed_goes_to_review_verifying_with_the_shas(table_run: Any) -> None:

@@ -25,12 +25,7 @@ from radian.arc.errors import ConfigError
 from radian.arc.events import Event
 from radian.arc.logs import logger
 from radian.arc.records import Task, transition
-from radian.arc.settle import (
-    outcome_from_end,
-    outcome_from_record,
-    settle,
-    terminated_outcome,
-)
+from radian.arc.settle import outcome_from_end, settle, terminated_outcome
 from radian.arc.states import FAILED_STATES, State
 from radian.arc.store_protocol import ForeignLease, StateLookup, Store
 
@@ -242,10 +237,10 @@ def recover_orphans(
             owner = intent.get("owner_pid")
             attempt_dir = store.attempt_dir(name, attempt_id)
             record = store.read_attempt_result(name, attempt_id)
-            if record is not None and "outcome_record" in record:
+            if record is not None and record.outcome_record is not None:
                 log.warning("recovering %s attempt %s: its owner %s is gone", name, attempt_id,
                             owner)  # fmt: skip
-                outcome = outcome_from_record(record)
+                outcome = record.outcome_record
             elif worker_api.live_wrapper(attempt_dir) is not None:
                 # Alive: asked before its end is read, so a wrapper ending now is watched
                 # to its end rather than taken for gone.
@@ -305,8 +300,8 @@ def _take_over(
     store.take_over(name, attempt_id)
     log.warning("taking over %s attempt %s: host %s lost its lease", name, attempt_id, lease.host)
     record = store.read_attempt_result(name, attempt_id)
-    if record is not None and "outcome_record" in record:
-        outcome = outcome_from_record(record)
+    if record is not None and record.outcome_record is not None:
+        outcome = record.outcome_record
     else:
         outcome = terminated_outcome(intent.get("claimed_at"), format_utc(clock.now()))
     text = texts.lease_taken_over(name, attempt_id, lease.host)

@@ -14,6 +14,7 @@ from typing import Any
 from radian.arc import results, texts
 from radian.arc import worker as worker_api
 from radian.arc.atomic import write_text_atomic
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.brief import append_rework
 from radian.arc.claims import check_exec_args
 from radian.arc.classify import ROWS
@@ -26,7 +27,6 @@ from radian.arc.records import (
     Plan,
     Switch,
     Task,
-    attempt_result,
     branch_for,
     check_fix_level,
     check_name,
@@ -234,9 +234,9 @@ def cancel(store: Store, clock: Clock, name: str) -> results.TaskCancelled:
             store.write_attempt_result(
                 name,
                 attempt_id,
-                attempt_result(
-                    name,
-                    attempt_id,
+                AttemptResult(
+                    task=name,
+                    attempt_id=attempt_id,
                     failure_class=row.failure_class,
                     row=row.result,
                     ended_at=format_utc(clock.now()),

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from radian.arc import texts
+from radian.arc.attempt_result import ModelErrorRecord
 from radian.arc.budget import BudgetVerdict
 from radian.arc.classify import Next, Row
 from radian.arc.clock import format_utc_ceil
@@ -28,12 +29,12 @@ INFRASTRUCTURE = "infrastructure"  # the class whose reason run and show print
 
 
 class Ending(Protocol):
-    """What `decide` reads of an attempt's end (radian.arc.settle.AttemptOutcome)."""
+    """What `decide` reads of an attempt's end (radian.arc.attempt_result.AttemptOutcome)."""
 
     @property
     def model_wait(self) -> bool: ...
     @property
-    def model_error(self) -> dict[str, Any] | None: ...
+    def model_error(self) -> ModelErrorRecord | None: ...
     @property
     def remote_error(self) -> str | None: ...
     @property
@@ -141,9 +142,9 @@ def _decided(case: Case) -> Decision:
                         {**counters, "rework_reason": reason, "retry_at": None})  # fmt: skip
     ended = {**counters, "retry_at": None}
     if step is Next.IRRECOVERABLE:
-        error = end.model_error or {}
-        if error.get("kind") == "authentication":
-            text = texts.poisoned_authentication(name, str(error.get("message") or "-"))
+        error = end.model_error
+        if error is not None and error.kind == "authentication":
+            text = texts.poisoned_authentication(name, str(error.message or "-"))
         else:
             text = texts.poisoned(name)
         return Decision(State.IRRECOVERABLE, "poisoned", text, ended)
@@ -159,7 +160,7 @@ def _retry(case: Case) -> Decision:
     name, failure_class = task.name, case.row.failure_class or ""
     if end.model_wait:
         streak = counters["model_wait_streak"]
-        retry_after = (end.model_error or {}).get("retry_after_secs")
+        retry_after = end.model_error.retry_after_secs if end.model_error else None
         wait = model_wait_secs(streak, retry_after)
         when = format_utc_ceil(due_at(case.now, wait))
         note = f"{name} model wait {streak} in a row: {wait:.0f} s, until {when}"

@@ -30,6 +30,7 @@ from filelock import Timeout
 
 from radian.arc import git, texts
 from radian.arc import worker as worker_api
+from radian.arc.attempt_result import AttemptOutcome
 from radian.arc.claims import (
     Claim,
     check_exec_args,
@@ -47,12 +48,7 @@ from radian.arc.events import Event, texts_of
 from radian.arc.hosts import Decision, TaskClaims, task_claims
 from radian.arc.logs import logger
 from radian.arc.progress import WorkerRow
-from radian.arc.settle import (
-    AttemptOutcome,
-    outcome_from_end,
-    settle,
-    terminated_outcome,
-)
+from radian.arc.settle import outcome_from_end, settle, terminated_outcome
 from radian.arc.states import FAILED_STATES, State
 from radian.arc.stopping import note_run
 from radian.arc.store import ArcStore

@@ -80,11 +80,13 @@ def _failure(store: Store, task: Task) -> str | None:
         return texts.REPORT_CANCELLED
     if task.last_attempt_id is None:
         return None
-    record = store.read_attempt_result(task.name, task.last_attempt_id) or {}
-    reason, failure_class = record.get("reason"), record.get("class")
-    if isinstance(reason, str) and reason:
-        return f"{failure_class}: {reason}" if isinstance(failure_class, str) else reason
-    return failure_class if isinstance(failure_class, str) else None
+    record = store.read_attempt_result(task.name, task.last_attempt_id)
+    if record is None:
+        return None
+    reason, failure_class = record.reason, record.failure_class
+    if reason:
+        return f"{failure_class}: {reason}" if failure_class is not None else reason
+    return failure_class
 
 
 def report_text(report: Report) -> list[str]:

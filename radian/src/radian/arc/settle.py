@@ -1,7 +1,8 @@
 """Applying one attempt's end to its task: the table's row, the retry rules, model waits, cost.
 
-The outcome is first turned into an `AttemptOutcome` (from a worker's AttemptEnd, or from an
-attempt_result.json a killed `run` wrote but did not apply), then `settle` counts its cost,
+The outcome is first turned into an `AttemptOutcome` (from a worker's AttemptEnd; recovery
+reads it back from the attempt result a killed `run` wrote but did not apply, where it is
+nested: radian.arc.attempt_result), then `settle` counts its cost,
 asks radian.arc.decide for the task's move (the chapter's table and retry rules, decided
 without reading or writing files), applies it, writes attempt_result.json and saves the
 task, in that order, under the task's lock.
@@ -9,10 +10,11 @@ task, in that order, under the task's lock.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from radian.arc import texts
+from radian.arc.attempt_result import AttemptOutcome, ModelErrorRecord, ended_result
 from radian.arc.budget import add_cost, attempt_cost, check_after_cost, pause_for_budget
 from radian.arc.classify import ROWS, classify
 from radian.arc.clock import Clock
@@ -20,7 +22,7 @@ from radian.arc.config import ArcConfig
 from radian.arc.decide import INFRASTRUCTURE, Decision, decide
 from radian.arc.events import Event, EventKind
 from radian.arc.logs import logger
-from radian.arc.records import Task, attempt_result, transition
+from radian.arc.records import Task, transition
 from radian.arc.states import State
 from radian.arc.store_protocol import Store
 
@@ -28,37 +30,6 @@ if TYPE_CHECKING:  # the attempt module is loaded when an attempt runs, not by e
     from radian.arc.worker.attempt import AttemptEnd
 
 log = logger(__name__)
-
-
-@dataclass(frozen=True)
-class AttemptOutcome:
-    """What arc keeps of one attempt's end: everything `settle` needs, and nothing else."""
-
-    row: str  # a key of classify.ROWS
-    outcome: str | None
-    model_wait: bool
-    model_error: dict[str, Any] | None
-    reason: str | None
-    session_id: str | None
-    session_cost_usd: float | None
-    worker_started: bool
-    resumed: bool  # the attempt ran in the session it was asked to resume
-    base_sha: str | None
-    head_sha: str | None
-    exit_code: int | None
-    wrapper_class: str | None
-    result_format: str | None
-    started_at: str | None
-    ended_at: str | None
-    # How the Result's cost counts (formats.CostScope): a session total is differenced on a
-    # resumed attempt, a per-process figure taken as it stands.
-    cost_scope: str = "session_total"
-    fresh_session_next: bool = False  # the session refused or was lost: do not resume it
-    # Why the worker's reported cost was refused (NaN, infinite, negative): the attempt's
-    # cost is unknown. Absent from records written by earlier builds.
-    cost_problem: str | None = None
-    # The remote could not be reached: an infrastructure wait (no retry used).
-    remote_error: str | None = None
 
 
 def outcome_from_end(end: AttemptEnd, resume_session_id: str | None) -> AttemptOutcome:
@@ -70,11 +41,9 @@ def outcome_from_end(end: AttemptEnd, resume_session_id: str | None) -> AttemptO
     model_error = None
     if result is not None and result.model_error is not None:
         error = result.model_error
-        model_error = {
-            "kind": error.kind,
-            "retry_after_secs": error.retry_after_secs,
-            "message": error.message,
-        }
+        model_error = ModelErrorRecord(
+            kind=error.kind, retry_after_secs=error.retry_after_secs, message=error.message
+        )
     delivery = end.delivery
     reason = found.reason
     if found.row.failure_class == INFRASTRUCTURE:
@@ -138,11 +107,6 @@ def terminated_outcome(
     )
 
 
-def outcome_from_record(record: dict[str, Any]) -> AttemptOutcome:
-    """From an attempt_result.json written before its task was saved."""
-    return AttemptOutcome(**record["outcome_record"])
-
-
 def settle(
     store: Store,
     config: ArcConfig,
@@ -179,39 +143,17 @@ def settle(
         elif outcome.session_id != task.session_id or outcome.session_cost_usd is not None:
             task.session_cost_usd = outcome.session_cost_usd
         task.session_id = outcome.session_id
-    record = attempt_result(
-        task.name,
-        attempt_id,
-        outcome=outcome.outcome,
-        failure_class=row.failure_class,
-        row=row.result,
-        model_wait=outcome.model_wait,
-        model_error=outcome.model_error,
-        reason=outcome.reason,
-        cost_usd=None if outcome.cost_problem else cost,
-        cost_unknown=outcome.cost_problem,
-        session_cost_usd=outcome.session_cost_usd,
-        cost_scope=outcome.cost_scope,
-        session_id=outcome.session_id,
-        base_sha=outcome.base_sha,
-        head_sha=outcome.head_sha,
-        exit_code=outcome.exit_code,
-        wrapper_class=outcome.wrapper_class,
-        result_format=outcome.result_format,
-        started_at=outcome.started_at,
-        ended_at=outcome.ended_at,
-    )
-
+    record = ended_result(task.name, attempt_id, outcome, row, cost)
     if task.state is not State.WORKING or task.last_attempt_id != attempt_id:
         # Cancelled (or otherwise moved on) while the worker ran: keep what the attempt
         # cost and the session it ran in, and the record the cancel wrote.
-        earlier = store.read_attempt_result(task.name, attempt_id) or {}
-        kept = {key: earlier[key] for key in ("class", "row", "next_state") if key in earlier}
+        earlier = store.read_attempt_result(task.name, attempt_id)
+        kept = earlier.given("failure_class", "row", "next_state") if earlier else {}
         if not outcome.model_wait and task.last_attempt_id == attempt_id:
             # An attempt that did not end in a model wait ends the run of waits, cancelled
             # or not ("A worker wait on an unavailable model").
             task.model_wait_streak = 0
-        store.write_attempt_result(task.name, attempt_id, record | kept)
+        store.write_attempt_result(task.name, attempt_id, record.model_copy(update=kept))
         store.save_task(task)
         text = texts.ended_after_cancel(task.name, attempt_id)
         return [Event("ended_after_cancel", text, task.name, str(task.state), attempt_id)]
@@ -227,11 +169,9 @@ def settle(
         budget=lambda: check_after_cost(store, task, store.load_plan(task.plan), config),
     )
     events = apply_decision(store, task, decision, clock)
-    record["next_state"] = str(task.state)
-    record["retry_at"] = task.retry_at
-    record["retry_count"] = task.retry_count
-    record["outcome_record"] = asdict(outcome)
-    store.write_attempt_result(task.name, attempt_id, record)
+    moved = {"next_state": str(task.state), "retry_at": task.retry_at,
+             "retry_count": task.retry_count, "outcome_record": outcome}  # fmt: skip
+    store.write_attempt_result(task.name, attempt_id, record.model_copy(update=moved))
     store.save_task(task)
     return [replace(event, attempt_id=attempt_id) if event.task == task.name else event
             for event in events]  # fmt: skip

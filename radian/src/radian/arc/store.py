@@ -24,6 +24,7 @@ from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
 from radian.arc.atomic import fsync_dir, read_json, write_json_atomic, write_text_atomic
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.config import describe_validation_error
 from radian.arc.errors import DamagedFile, NotFoundError
 from radian.arc.loaded import (
@@ -34,7 +35,7 @@ from radian.arc.loaded import (
     loaded_path,
     write_loaded,
 )
-from radian.arc.records import FORMAT_VERSION, Plan, Task, checked_attempt_result
+from radian.arc.records import FORMAT_VERSION, Plan, Task
 from radian.arc.states import State
 from radian.arc.store_journal import changes_since, journal_path, note_change, start_changes
 from radian.arc.store_protocol import ClaimBuild, ForeignLease
@@ -511,14 +512,13 @@ class ArcStore:
         write_text_atomic(self.brief_path(task), text)
 
     # -- attempts -----------------------------------------------------------------------
-    def write_attempt_result(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
-        """Every attempt_result.json is written here, checked against AttemptResult."""
-        record = checked_attempt_result({"task": task, "attempt_id": attempt_id, **data})
-        write_json_atomic(self.attempt_result_path(task, attempt_id), record)
+    def write_attempt_result(self, task: str, attempt_id: str, result: AttemptResult) -> None:
+        """Every attempt_result.json is written here (AttemptResult.document)."""
+        write_json_atomic(self.attempt_result_path(task, attempt_id), result.document())
 
-    def read_attempt_result(self, task: str, attempt_id: str) -> dict[str, Any] | None:
-        """The attempt's result; None when there is none or it is not a JSON object."""
-        return _read_object(self.attempt_result_path(task, attempt_id))
+    def read_attempt_result(self, task: str, attempt_id: str) -> AttemptResult | None:
+        """The attempt's result; None when there is none or it is no attempt result."""
+        return AttemptResult.read(_read_object(self.attempt_result_path(task, attempt_id)))
 
     def write_attempt_intent(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
         self._made(task)  # a claim's first write: a loaded task gets its folder here

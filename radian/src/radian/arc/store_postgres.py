@@ -36,10 +36,11 @@ from filelock import FileLock, Timeout
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ValidationError
 
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.config import describe_validation_error
 from radian.arc.errors import DamagedFile, LeaseLost, NotFoundError
 from radian.arc.loaded import NewTask, loaded_document
-from radian.arc.records import FORMAT_VERSION, Plan, Task, branch_for, checked_attempt_result
+from radian.arc.records import FORMAT_VERSION, Plan, Task, branch_for
 from radian.arc.states import State
 from radian.arc.store import ArcStore
 from radian.arc.store_protocol import ClaimBuild, ForeignLease, LockCheck
@@ -616,15 +617,14 @@ class PostgresStore:
         self._with_connection(write)
 
     # -- attempts ---------------------------------------------------------------------------
-    def write_attempt_result(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
+    def write_attempt_result(self, task: str, attempt_id: str, result: AttemptResult) -> None:
         """Not fenced here: an attempt's end is written by `settle`, which checks the lease
         first under the task's lock (as `take_over` is made), and a gate's summary by the
         host holding the task's gate lock, whichever host ran the attempt."""
-        record = checked_attempt_result({"task": task, "attempt_id": attempt_id, **data})
-        self._write_attempt(task, attempt_id, "result", record)
+        self._write_attempt(task, attempt_id, "result", result.document())
 
-    def read_attempt_result(self, task: str, attempt_id: str) -> dict[str, Any] | None:
-        return self._read_attempt(task, attempt_id, "result")
+    def read_attempt_result(self, task: str, attempt_id: str) -> AttemptResult | None:
+        return AttemptResult.read(self._read_attempt(task, attempt_id, "result"))
 
     def write_attempt_intent(self, task: str, attempt_id: str, data: dict[str, Any]) -> None:
         """The claim (or an adoption): the intent, stamped with this host, and the attempt's

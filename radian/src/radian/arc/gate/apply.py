@@ -20,8 +20,8 @@ An attempt that does not end in a conflict sets the conflict run back to 0.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
+from radian.arc.attempt_result import AttemptResult, GateSummary
 from radian.arc.budget import add_cost, check_after_cost, pause_for_budget
 from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc, format_utc_ceil
@@ -184,8 +184,8 @@ def _conflict(
 
 
 def _is_reverify(store: Store, task: str, attempt_id: str) -> bool:
-    record = store.read_attempt_result(task, attempt_id) or {}
-    return record.get("class") == ROWS["reverify"].failure_class
+    record = store.read_attempt_result(task, attempt_id)
+    return record is not None and record.failure_class == ROWS["reverify"].failure_class
 
 
 def rework_reason_for(failure: Verdict) -> str:
@@ -195,18 +195,17 @@ def rework_reason_for(failure: Verdict) -> str:
 
 def _record_gate(store: Store, task: Task, run: GateRun, review_micros: int, clock: Clock) -> None:
     """The gate's summary joins the attempt's result: what it cost, where it sent the task."""
-    record: dict[str, Any] = store.read_attempt_result(task.name, run.attempt_id) or {
-        "task": task.name,
-        "attempt_id": run.attempt_id,
-    }
-    record["gate"] = {
-        "passed": run.passed,
-        "stages": [verdict.stage for verdict in run.verdicts],
-        "reason": run.failure.reason if run.failure else None,
-        "verdicts": [verdict_file_name(verdict) for verdict in run.verdicts],
-        "review_cost_micros": review_micros,
-        "applied_at": format_utc(clock.now()),
-        "next_state": str(task.state),
-    }
-    record["review_cost_micros"] = review_micros
-    store.write_attempt_result(task.name, run.attempt_id, record)
+    record = store.read_attempt_result(task.name, run.attempt_id) or AttemptResult(
+        task=task.name, attempt_id=run.attempt_id
+    )
+    gate = GateSummary(
+        passed=run.passed,
+        stages=tuple(verdict.stage for verdict in run.verdicts),
+        reason=run.failure.reason if run.failure else None,
+        verdicts=tuple(verdict_file_name(verdict) for verdict in run.verdicts),
+        review_cost_micros=review_micros,
+        applied_at=format_utc(clock.now()),
+        next_state=str(task.state),
+    )
+    gated = record.model_copy(update={"gate": gate, "review_cost_micros": review_micros})
+    store.write_attempt_result(task.name, run.attempt_id, gated)

@@ -57,10 +57,9 @@ def first_base(store: Store, task: Task) -> str | None:
     base_sha): no integration of the task can be older. The task's own base_sha when no
     result says (an attempt of an earlier build)."""
     for attempt_id in task.attempts:
-        record = store.read_attempt_result(task.name, attempt_id) or {}
-        base = record.get("base_sha")
-        if isinstance(base, str) and base:
-            return base
+        record = store.read_attempt_result(task.name, attempt_id)
+        if record is not None and record.base_sha:
+            return record.base_sha
     return task.base_sha
 
 

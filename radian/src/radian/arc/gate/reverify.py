@@ -19,6 +19,7 @@ from filelock import Timeout
 
 from radian.arc import git
 from radian.arc.atomic import read_json, write_json_atomic
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.claims import claim_record, next_attempt_id
 from radian.arc.classify import ROWS
 from radian.arc.clock import Clock, format_utc
@@ -35,7 +36,7 @@ from radian.arc.gate.verdict import (
     Verdict,
     last_verdict,
 )
-from radian.arc.records import Task, attempt_result, transition
+from radian.arc.records import Task, transition
 from radian.arc.results import Reverified
 from radian.arc.states import State
 from radian.arc.store_protocol import StateLookup, Store
@@ -56,10 +57,10 @@ def claim_reverify(store: Store, task: Task, clock: Clock, reason: str) -> str:
     store.write_attempt_result(
         task.name,
         attempt_id,
-        attempt_result(
-            task.name, attempt_id, failure_class=row.failure_class, row=row.result,
-            reason=reason, base_sha=task.base_sha, head_sha=task.head_sha, started_at=now,
-            ended_at=now, next_state=str(State.VERIFYING),
+        AttemptResult(
+            task=task.name, attempt_id=attempt_id, failure_class=row.failure_class,
+            row=row.result, reason=reason, base_sha=task.base_sha, head_sha=task.head_sha,
+            started_at=now, ended_at=now, next_state=str(State.VERIFYING),
         ),
     )  # fmt: skip
     transition(

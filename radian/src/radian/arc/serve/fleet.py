@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from radian.arc import show
+from radian.arc.attempt_result import AttemptResult
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.config import ArcConfig
 from radian.arc.states import State
@@ -155,20 +156,19 @@ def output_tail(log: Path) -> tuple[str | None, list[str]]:
 
 def _failure(store: Store, name: str, record: dict[str, Any]) -> Failure:
     attempt_id = _text(record.get("last_attempt_id"))
-    result = (store.read_attempt_result(name, attempt_id) if attempt_id else None) or {}
-    reason = _text(result.get("reason"))
-    error = result.get("model_error")
-    if reason is None and isinstance(error, dict):
-        parts = (_text(error.get("kind")), _text(error.get("message")))
-        reason = " ".join(part for part in parts if part) or None
+    result = store.read_attempt_result(name, attempt_id) if attempt_id else None
+    ended = result or AttemptResult(task=name, attempt_id=attempt_id or "")
+    reason, error = ended.reason or None, ended.model_error
+    if reason is None and error is not None:
+        reason = " ".join(part for part in (error.kind, error.message) if part) or None
     return Failure(
         task=name,
         plan=str(record.get("plan")),
         state=str(record.get("state")),
         attempt_id=attempt_id,
-        failure_class=_text(result.get("class")),
+        failure_class=ended.failure_class or None,
         reason=reason,
-        at=_text(result.get("ended_at")) or _text(record.get("updated_at")),
+        at=ended.ended_at or _text(record.get("updated_at")),
         retry_at=_text(record.get("retry_at")),
         cost_usd=_money(record.get("total_cost_usd")),
     )
