@@ -82,14 +82,20 @@ def waiting_repo(root: Path, tasks: int, clock: FakeClock) -> ArcStore:
     return store
 
 
-def idle_cpu_share(action: Callable[[], object], secs: float, poll_secs: float) -> float:
+def idle_cpu_share(
+    action: Callable[[], object], secs: float, poll_secs: float
+) -> tuple[float, float]:
     """The CPU a loop spends calling `action` every `poll_secs` for `secs`, as a share of
-    one core (what an idle `run` costs: a pass, then a wait of one poll)."""
-    cpu, started = time.process_time(), time.perf_counter()
+    one core (what an idle `run` costs: a pass, then a wait of one poll); and the CPU seconds
+    of one pass, which a machine's other load leaves as it is (it lengthens each pass in
+    time, so fewer passes are made and the share looks smaller than on an idle machine)."""
+    cpu, started, passes = time.process_time(), time.perf_counter(), 0
     while time.perf_counter() - started < secs:
         action()
+        passes += 1
         time.sleep(poll_secs)
-    return (time.process_time() - cpu) / (time.perf_counter() - started)
+    spent = time.process_time() - cpu
+    return spent / (time.perf_counter() - started), spent / max(1, passes)
 
 
 # -- throughput as history grows -------------------------------------------------------------
@@ -140,6 +146,10 @@ class FlowFigures:
     # what a machine's other load does not change, as it changes the rates above
     start_cpu_per_task: float | None = None
     end_cpu_per_task: float | None = None
+    # of which the run's own process (the loop, its gates' and attempts' threads), the rest
+    # its children's (wrappers, workers, git)
+    start_loop_cpu_per_task: float | None = None
+    end_loop_cpu_per_task: float | None = None
 
 
 def git(cwd: Path, *args: str, stdin: str | None = None) -> str:
@@ -147,7 +157,7 @@ def git(cwd: Path, *args: str, stdin: str | None = None) -> str:
                           input=stdin).stdout.strip()  # fmt: skip
 
 
-def make_repo(root: Path) -> Path:
+def make_repo(root: Path, *, claim_refs: bool = True) -> Path:
     remote, repo = root / "remote.git", root / "repo"
     git(root, "init", "-q", "--bare", "-b", "main", str(remote))
     git(root, "init", "-q", "-b", "main", str(repo))
@@ -162,17 +172,21 @@ def make_repo(root: Path) -> Path:
     worker.write_text(INSTANT_WORKER)
     config = repo / ".radian" / "arc.toml"
     config.parent.mkdir(parents=True)
+    # The history's claims (add_history) are this host's, as when this clone ran those tasks.
+    hosts = '[hosts]\nname = "bench"\n' if claim_refs else "[hosts]\nclaim_refs = false\n"
     config.write_text(
         f"[worker]\nexec_args = {json.dumps([sys.executable, str(worker)])}\n[gate]\nstages = []\n"
+        + hosts
     )
     return repo
 
 
-def add_history(repo: Path, done: int) -> None:
+def add_history(repo: Path, done: int, *, claim_refs: bool = True) -> None:
     """`done` integrated tasks, as a run of arc leaves them: records with folders; each task's
     branch merged into main by its integration commit ("arc: integrate <task>"), the branch
     kept here and on the remote (as arc did before [cleanup] keep_integrated_branches, or
-    with `branches` kept by a user); each task's claim ref on the remote and its copy here."""
+    with `branches` kept by a user); each task's claim ref on the remote and its copy here
+    (none with `claim_refs` off: the flow then measures what grows besides the claims)."""
     if done == 0:
         return
     store = ArcStore(repo)
@@ -196,13 +210,16 @@ def add_history(repo: Path, done: int) -> None:
             f"commit refs/heads/main\nmark :{3 * number + 1}\n{who}\ndata {len(integrate)}\n"
             f"{integrate}\nfrom {parent}\nmerge :{3 * number}\n"
             f"M 644 inline history.txt\ndata {len(text)}\n{text}\n",
-            f"commit refs/arc-claims/{name}\n{who}\ndata {len(claim) + 1}\n{claim}\n\n",
         ]
+        if claim_refs:
+            stream.append(
+                f"commit refs/arc-claims/{name}\n{who}\ndata {len(claim) + 1}\n{claim}\n\n"
+            )
         parent = f":{3 * number + 1}"
     git(repo, "fast-import", "--quiet", "--force", stdin="".join(stream))
     git(repo, "reset", "-q", "--hard", "main")  # the checkout follows its branch
-    git(repo, "push", "-q", "origin", "main", "refs/heads/arc/*:refs/heads/arc/*",
-        "refs/arc-claims/*:refs/arc-claims/*")  # fmt: skip
+    claims = ["refs/arc-claims/*:refs/arc-claims/*"] if claim_refs else []
+    git(repo, "push", "-q", "origin", "main", "refs/heads/arc/*:refs/heads/arc/*", *claims)
     # A remote that lived through those tasks has had its refs packed (by its own gc, as a
     # hosting service does); the clone's are as arc left them.
     git(repo.parent / "remote.git", "pack-refs", "--all")
@@ -218,19 +235,23 @@ def add_flow(repo: Path, tasks: int) -> None:
     store.write_loaded_plan(Plan(name="flow", confirmed=True), template, news)
 
 
-def tree_cpu(pid: int) -> float | None:
-    """CPU seconds process `pid` and its children it waited for have spent so far (the run:
-    its own, its wrappers', their workers' and every git's), from /proc; None without it."""
+def tree_cpu(pid: int) -> tuple[float, float] | None:
+    """CPU seconds process `pid` has spent so far, its own (the loop: its main thread, its
+    gates' and attempts' threads) and that of its children it waited for (its wrappers, their
+    workers and every git), from /proc; None without it."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     except OSError:
         return None
-    return sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    ticks = os.sysconf("SC_CLK_TCK")
+    own, children = fields[11:13], fields[13:15]
+    return sum(int(f) for f in own) / ticks, sum(int(f) for f in children) / ticks
 
 
-def run_flow(
-    repo: Path, tasks: int, timeout_secs: float
-) -> tuple[list[float], float, list[float | None]]:
+Cpu = tuple[float, float] | None  # the run's own CPU seconds and its children's, so far
+
+
+def run_flow(repo: Path, tasks: int, timeout_secs: float) -> tuple[list[float], float, list[Cpu]]:
     """`radian arc run` until it is done; the time of each integration, from its start, and
     the CPU seconds the run and every process under it spent (the loop, the wrappers, the
     workers, git), which a machine's other load does not change as it changes the time; and
@@ -238,7 +259,7 @@ def run_flow(
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     times: list[float] = []
-    cpus: list[float | None] = []
+    cpus: list[Cpu] = []
     process = subprocess.Popen(
         [sys.executable, "-c", RUN_RADIAN, "arc", "--repo", str(repo), "run"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ),
@@ -260,10 +281,14 @@ def run_flow(
     return times, cpu, cpus
 
 
-def cpu_per_task(cpus: list[float | None], first: int, last: int) -> float | None:
-    """CPU seconds per integration between the first-th and the last-th (1-based)."""
+def cpu_per_task(cpus: list[Cpu], first: int, last: int, part: int | None = None) -> float | None:
+    """CPU seconds per integration between the first-th and the last-th (1-based): the run's
+    and its children's, or only the run's own (part 0) or its children's (part 1)."""
     start, end = cpus[first - 1], cpus[last - 1]
-    return None if start is None or end is None else (end - start) / (last - first)
+    if start is None or end is None:
+        return None
+    parts = (0, 1) if part is None else (part,)
+    return sum(end[n] - start[n] for n in parts) / (last - first)
 
 
 def per_min(times: list[float], first: int, last: int) -> float:
@@ -272,9 +297,11 @@ def per_min(times: list[float], first: int, last: int) -> float:
     return (last - first) * 60 / span if span > 0 else float("inf")
 
 
-def history_flow(root: Path, done: int, tasks: int, timeout_secs: float = 1800) -> FlowFigures:
-    repo = make_repo(root)
-    add_history(repo, done)
+def history_flow(
+    root: Path, done: int, tasks: int, timeout_secs: float = 1800, *, claim_refs: bool = True
+) -> FlowFigures:
+    repo = make_repo(root, claim_refs=claim_refs)
+    add_history(repo, done, claim_refs=claim_refs)
     add_flow(repo, tasks)
     times, cpu, cpus = run_flow(repo, tasks, timeout_secs)
     tenth = max(5, tasks // 10)  # integrations a window spans
@@ -290,6 +317,8 @@ def history_flow(root: Path, done: int, tasks: int, timeout_secs: float = 1800) 
         integrated=len(times),
         start_cpu_per_task=cpu_per_task(cpus, 1, tenth + 1),
         end_cpu_per_task=cpu_per_task(cpus, len(times) - tenth, len(times)),
+        start_loop_cpu_per_task=cpu_per_task(cpus, 1, tenth + 1, part=0),
+        end_loop_cpu_per_task=cpu_per_task(cpus, len(times) - tenth, len(times), part=0),
     )
 
 
@@ -297,9 +326,12 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--idle-secs", type=float, default=30.0, help="the idle run measured")
     parser.add_argument("--flow", type=int, default=1_000, help="tasks run (0: skip)")
     parser.add_argument("--history", type=int, default=1_000, help="tasks done before")
     parser.add_argument("--only-flow", action="store_true", help="only the history flow")
+    no_claims = "the flow with [hosts] claim_refs = false (no claims on the remote)"
+    parser.add_argument("--no-claim-refs", action="store_true", help=no_claims)
     args = parser.parse_args()
     if not args.only_flow:
         scale(args)
@@ -310,7 +342,8 @@ def main() -> int:
 
 def flow(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        found = history_flow(Path(folder), args.history, args.flow)
+        found = history_flow(Path(folder), args.history, args.flow,
+                             claim_refs=not args.no_claim_refs)  # fmt: skip
     ratio = found.end_per_min / found.start_per_min
     verdict = "ok" if ratio >= 0.8 else "OVER"
     print(f"radian arc run, {found.tasks} tasks through a repository with {found.done_before} "
@@ -328,6 +361,9 @@ def flow(args: argparse.Namespace) -> None:
         growth = end / start if start > 0 else float("inf")
         print(f"  CPU per task at the start {start:.3f} s, at the end {end:.3f} s ({growth:.0%}; "
               f"what the machine's other load leaves as it is)")  # fmt: skip
+    start, end = found.start_loop_cpu_per_task, found.end_loop_cpu_per_task
+    if start is not None and end is not None:
+        print(f"    of which the run's own process (loop, gates): {start:.3f} s and {end:.3f} s")
 
 
 def scale(args: argparse.Namespace) -> None:
@@ -377,22 +413,27 @@ def scale(args: argparse.Namespace) -> None:
         budget_plan = store.load_plan("big")
         plan_spent(store, budget_plan)  # the first read counts the total once
         budget = median_secs(lambda: plan_spent(store, budget_plan), args.runs * 4)
-        # every slot busy, every task ready: the pass must not look for claimable tasks
+        # every slot busy, every task ready, as many done before: the pass must not look for
+        # claimable tasks, nor at the tasks done before
         ready = ArcStore(root / "ready")
         ready_template = Task(name="template", plan="big", branch="arc/template",
                               created_at=format_utc(clock.now()),
                               updated_at=format_utc(clock.now()))  # fmt: skip
         fresh = [NewTask(f"t{n:05d}", {}, f"Do {n}.\n") for n in range(args.tasks)]
         ready.write_loaded_plan(Plan(name="big", confirmed=True), ready_template, fresh)
+        done_template = ready_template.model_copy(update={"state": State.INTEGRATED})
+        done = [NewTask(f"d{n:05d}", {}, f"Did {n}.\n") for n in range(args.tasks)]
+        ready.write_loaded_plan(Plan(name="done", confirmed=True), done_template, done)
         busy_loop = Loop(ready, ArcConfig(), clock, echo=lambda line: None)
         busy_loop.index.rebuild()
         busy: Any = {object(): SimpleNamespace(task="x", attempt_id="001") for _ in range(2)}
         busy_loop._running = busy  # noqa: SLF001 - both slots taken
+        busy_loop._pass()  # noqa: SLF001 - the first pass looks at the tasks done before, once
         busy_pass = median_secs(busy_loop._pass, args.runs * 4)  # noqa: SLF001
-        idle_share = idle_cpu_share(busy_loop._pass, 3.0, busy_loop.poll_secs)  # noqa: SLF001
+        idle_share, pass_cpu = idle_cpu_share(busy_loop._pass, args.idle_secs, busy_loop.poll_secs)  # noqa: SLF001
         busy_loop._pool.shutdown()  # noqa: SLF001
     rows = [
-        (f"loop pass, {args.tasks} tasks ready, every slot busy", busy_pass, 0.005),
+        (f"loop pass, {args.tasks} ready, {args.tasks} done, every slot busy", busy_pass, 0.005),
         (f"plan budget check, {args.tasks} tasks", budget, 0.005),
         (f"status of {args.tasks} tasks, half with a folder (library)", status_lib, 0.300),
         (f"status of {args.tasks} tasks (radian command)", status_cli, None),
@@ -406,8 +447,11 @@ def scale(args: argparse.Namespace) -> None:
         goal = f"target <= {target * 1000:.0f} ms" if target is not None else "no target"
         verdict = "" if target is None else ("  ok" if secs <= target else "  OVER")
         print(f"{label:<58} {secs * 1000:9.1f} ms   {goal}{verdict}")
-    label = f"idle run, {args.tasks} tasks ready, every slot busy: CPU"
-    print(f"{label:<58} {idle_share * 100:9.1f} %    of one core")
+    label = f"idle run, {args.tasks} ready, {args.tasks} done, every slot busy: CPU"
+    print(f"{label:<58} {idle_share * 100:9.1f} %    of one core over {args.idle_secs:.0f} s")
+    alone = pass_cpu / (busy_loop.poll_secs + pass_cpu)
+    print(f"{'  CPU per pass (on an idle machine: share of a core)':<58} {pass_cpu * 1000:9.2f} ms"
+          f"   ({alone:.1%})")  # fmt: skip
 
 
 if __name__ == "__main__":
