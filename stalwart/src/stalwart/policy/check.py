@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
 from .. import texts
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus
 from ..tools import IDEMPOTENCY_KEY_PARAM, ToolSpec, UndoSpec
-from ..tools.paths import parse_path, resolve
+from ..tools.paths import Step, parse_path, resolve
 from .rulebook import PastCall
 
 
@@ -164,8 +165,16 @@ def _unbound(undo: str, argument: str, source: str, write: CallRow) -> str:
 
 def _resolve(source: str, write: CallRow) -> tuple[bool, Any]:
     """The value a binding names in the write's record: (found, value)."""
-    where, path = UndoSpec.parse_source(source)
-    steps = parse_path(path)
+    where, steps = _parsed(source)
     if steps is None:
         return False, None
     return resolve(write.args if where == "args" else write.result, steps)
+
+
+@lru_cache(maxsize=1024)
+def _parsed(source: str) -> tuple[str, tuple[Step, ...] | None]:
+    """A binding read once ('$result.charge.id' as ('result', ('charge', 'id'))): each
+    undo's bindings are resolved when it is planned and again when it is checked. A
+    binding that is none raises (`ToolDefinitionError`), every time: nothing is kept."""
+    where, path = UndoSpec.parse_source(source)
+    return where, parse_path(path)

@@ -221,13 +221,18 @@ class Rulebook:
 
     source: Path | None
     rules: tuple[Rule, ...] = ()
-    # Each rule with the place a refusal by it names ("line 7 of policy.co"), made once:
-    # every step is checked against every rule, and most rules concern another tool.
-    _placed: tuple[tuple[Rule, str], ...] = field(init=False, repr=False, compare=False, default=())
+    # The rules of each tool, in file order, each with the place a refusal by it names
+    # ("line 7 of policy.co"), made once: every step is checked, and a rule of another
+    # tool allows every call (each rule's `refusal` returns None for another tool).
+    _placed: Mapping[str, tuple[tuple[Rule, str], ...]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         name = self.source.name if self.source is not None else "the rulebook"
-        placed = tuple((rule, f"line {rule.line} of {name}") for rule in self.rules)
+        placed: dict[str, tuple[tuple[Rule, str], ...]] = {}
+        for rule in self.rules:
+            placed[rule.tool] = (*placed.get(rule.tool, ()), (rule, f"line {rule.line} of {name}"))
         object.__setattr__(self, "_placed", placed)
 
     def refusal(
@@ -243,7 +248,7 @@ class Rulebook:
         `sources` says where each argument's value came from ("turn", "step <n>
         (<tool>)" or "model"); only `require` rules read it.
         """
-        for rule, where in self._placed:
+        for rule, where in self._placed.get(tool, ()):
             if isinstance(rule, SourceRule):
                 sentence = rule.refusal(tool, args, sources, where)
             else:
