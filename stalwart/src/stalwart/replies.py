@@ -88,8 +88,13 @@ class Waiting:
 
     @classmethod
     def from_record(cls, question: dict[str, Any]) -> Waiting:
-        return cls(
-            id=question.get("id") or "",
+        """The question the record's form holds. Built as the record's rows are (without
+        the frozen `__init__`'s `object.__setattr__` per field): a run's question is read
+        back on every answer and every reply; `__post_init__` gives the id when the form
+        has none."""
+        evidence = question.get("evidence")
+        waiting = object.__new__(cls)
+        waiting.__dict__.update(
             kind=question["kind"],
             tool=question["tool"],
             args=dict(question["args"]),
@@ -99,10 +104,11 @@ class Waiting:
             step=question["step"],
             call=question.get("call"),
             sources=question.get("sources"),
-            evidence=(
-                Evidence.from_record(question["evidence"]) if question.get("evidence") else None
-            ),
+            id=question.get("id") or "",
+            evidence=Evidence.from_record(evidence) if evidence else None,
         )
+        waiting.__post_init__()
+        return waiting
 
     def to_record(self) -> dict[str, Any]:
         record = {

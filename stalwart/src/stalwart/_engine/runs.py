@@ -52,7 +52,8 @@ log = logging.getLogger(logs.RUN)
 
 def move(ledger: Ledger, run: RunRow, event: Event, **changes: Any) -> RunRow:
     state = transition(run.state, event)
-    log.info(texts.RUN_MOVED, run.session, run.run_id, run.state, state.value, event.value)
+    if log.isEnabledFor(logging.INFO):  # its arguments made only for a line that is shown
+        log.info(texts.RUN_MOVED, run.session, run.run_id, run.state, state.value, event.value)
     return ledger.put_run(replace_row(run, state=state.value, **changes))
 
 

@@ -7,9 +7,7 @@ key, session, step and try number without declaring an `idempotency_key` paramet
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
 
@@ -43,11 +41,26 @@ def current_call() -> CurrentCall | None:
     return _CURRENT.get()
 
 
-@contextmanager
-def sending(call: CurrentCall) -> Iterator[CurrentCall]:
-    """Make `call` the current call for the duration of one send."""
-    token = _CURRENT.set(call)
-    try:
-        yield call
-    finally:
-        _CURRENT.reset(token)
+def sending(call: CurrentCall) -> _Sending:
+    """Make `call` the current call for the duration of one send (`with sending(call):`)."""
+    return _Sending(call)
+
+
+class _Sending:
+    """`sending`'s context: a class, not a generator under `contextlib.contextmanager`,
+    whose entering and leaving cost some fifty bytecodes more, on every try sent."""
+
+    __slots__ = ("_call", "_token")
+
+    def __init__(self, call: CurrentCall) -> None:
+        self._call = call
+        self._token: Token[CurrentCall | None] | None = None
+
+    def __enter__(self) -> CurrentCall:
+        self._token = _CURRENT.set(self._call)
+        return self._call
+
+    def __exit__(self, *_: object) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+            self._token = None
