@@ -847,6 +847,8 @@ def _framework(run: RunRow) -> str | None:
 
 def reply_detail(run: RunRow) -> str | None:
     """The line under a run's reply: what the tool it stopped at said (`Reply.detail`)."""
+    if run.failure is None:  # nothing failed (every reply of a run that goes well)
+        return None
     cause = failure_of(run.failure).cause
     return cause.tool_said if isinstance(cause, Failed) else None
 

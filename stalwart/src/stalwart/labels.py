@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from . import texts
 from .record.schema import CallRow, RunRow
-from .steps import PlannedStep, planned_steps
+from .steps import step_calls, step_tool
 from .tools import ToolSpec
 
 _K = TypeVar("_K", bound=Hashable)
@@ -38,10 +38,10 @@ def shown_args(
 def step_labels(tools: Mapping[str, ToolSpec], run: RunRow) -> dict[int, str]:
     """Step number -> how a reply names that step's call: its tool alone, or, where the run
     has more than one call of the tool, with the arguments that tell them apart."""
-    steps = planned_steps(run.steps)
+    calls = step_calls(run.steps)
     return texts.call_labels(
         _shown_where_named(
-            [(number, step.tool, step.args, number) for number, step in enumerate(steps, 1)], tools
+            [(number, tool, args, number) for number, (tool, args) in enumerate(calls, 1)], tools
         )
     )
 
@@ -71,6 +71,6 @@ def step_label(run: RunRow, labels: Mapping[int, str], step: int | None, tool: s
     """The label of the run's step `step` when it is a call of `tool`; else `tool` alone."""
     if step is None or not 0 < step <= len(run.steps):
         return tool
-    if PlannedStep.from_record(run.steps[step - 1]).tool != tool:
+    if step_tool(run.steps[step - 1]) != tool:
         return tool
     return labels.get(step, tool)

@@ -79,3 +79,15 @@ def recorded_steps(steps: Sequence[PlannedStep]) -> list[dict[str, Any]]:
 def planned_steps(recorded: Sequence[Mapping[str, Any]]) -> list[PlannedStep]:
     """A run's recorded steps (`RunRow.steps`), read back."""
     return [PlannedStep.from_record(step) for step in recorded]
+
+
+def step_calls(recorded: Sequence[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Each recorded step's tool and arguments (as recorded), the rest of it not read:
+    what naming a run's calls and weighing its later steps need, on every call."""
+    return [(step["tool"], step["args"]) for step in recorded]
+
+
+def step_tool(recorded: Mapping[str, Any]) -> str:
+    """A recorded step's tool, the rest of it not read."""
+    tool: str = recorded["tool"]
+    return tool

@@ -270,7 +270,11 @@ class RunFailure:
         """The failure the record's form `recorded` holds."""
         cause = recorded.get("cause")
         ended = recorded.get("ended")
-        return cls(
+        # Built as the record's rows are, without the frozen `__init__`'s setattr per
+        # field (no `__post_init__` to skip): a failed run's failure is read on every
+        # undo and every reply.
+        failure = object.__new__(cls)
+        failure.__dict__.update(
             cause=CAUSES[cause](recorded) if cause is not None else None,
             undo_rounds=recorded.get("undo_rounds"),
             undo=recorded.get("undo"),
@@ -281,6 +285,7 @@ class RunFailure:
             abandoned=recorded.get("abandoned"),
             ended=Ending.from_record(ended) if ended is not None else None,
         )
+        return failure
 
 
 class StuckWhy(TypedDict, total=False):
@@ -298,8 +303,9 @@ def failure_of(recorded: Mapping[str, Any] | None) -> RunFailure:
 
 
 def recorded_failure(cause: Failure) -> dict[str, Any]:
-    """A new failure of `cause` as the record keeps it."""
-    return RunFailure(cause).to_record()
+    """A new failure of `cause` as the record keeps it: `RunFailure(cause).to_record()`,
+    whose other fields are all unset."""
+    return {"cause": cause.CAUSE, **cause.fields()}
 
 
 def cause_text(cause: Failure, named: Callable[[str], str]) -> str:

@@ -34,7 +34,7 @@ from ..record.ledger import Ledger
 from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorded, replace_row
 from ..replies import Waiting
 from ..states import Event, State, others_would_be_undone, transition
-from ..steps import PlannedStep, planned_steps, recorded_steps
+from ..steps import PlannedStep, recorded_steps, step_tool
 from ..tools.current import sending
 from ..tools.mcp import destructive
 from . import model_loop
@@ -227,9 +227,7 @@ def _others_would_be_undone(ledger: Ledger, context: RunContext, run: RunRow, in
         and call.status in TOOK_EFFECT
         and (spec := context.tools.get(call.tool)) is not None
     ]
-    later = [
-        spec for s in planned_steps(run.steps[index + 1 :]) if (spec := context.tools.get(s.tool))
-    ]
+    later = [spec for s in run.steps[index + 1 :] if (spec := context.tools.get(step_tool(s)))]
     # A foreign loop's model, like stalwart's own, may still choose more steps.
     model_run = run.framework is not None or model_loop.is_model_run(ledger, run)
     return others_would_be_undone(earlier, later, model_run=model_run)

@@ -69,6 +69,8 @@ def call_labels(calls: Sequence[tuple[_K, str, Mapping[str, Any], int]]) -> dict
     by_tool: dict[str, list[tuple[_K, Mapping[str, Any], int]]] = {}
     for key, tool, args, step in calls:
         by_tool.setdefault(tool, []).append((key, args, step))
+    if len(by_tool) == len(calls):  # every tool called once: each named alone
+        return {key: tool for key, tool, _, _ in calls}
     labels: dict[_K, str] = {}
     for tool, group in by_tool.items():
         if len(group) == 1:
