@@ -78,8 +78,14 @@ def step_row(
     key: str | None,
     status: str,
     allowed: str | None,
+    sources: dict[str, str] | None = None,
 ) -> CallRow:
+    """The row of the run's step `index` (0-based) as a call of `tool` with `args`;
+    `sources`, where each argument came from when the caller has it (`step_sources` of
+    the step), is kept as the call's bindings."""
     spec = context.tools.get(tool)
+    if sources is None:
+        sources = step_sources(PlannedStep.from_record(run.steps[index]))
     return CallRow(
         call_id=f"{run.run_id}:{index + 1}",
         run_id=run.run_id,
@@ -98,7 +104,7 @@ def step_row(
         undoes=None,
         undone_by=None,
         # Where each argument came from (provenance.py), kept with the call.
-        bindings=step_sources(PlannedStep.from_record(run.steps[index])),
+        bindings=sources,
         created=ledger.clock.now(),
         finished=None,
         undo=declared_undo(spec) if spec is not None and spec.writes else None,

@@ -250,7 +250,8 @@ def send_step(
     tool = step.tool
     spec = context.tools.get(tool)
     args = typed_args(spec, step.args) if spec is not None else dict(step.args)
-    verdict = context.check.call(tool, args, ledger.history(), step_sources(step))
+    sources = step_sources(step)
+    verdict = context.check.call(tool, args, ledger.history(), dict(sources))
     if not verdict.allowed:
         return _refuse(ledger, context, run, index, step, verdict)
     # The session's random identity, not its name: the same name in another record, or
@@ -262,7 +263,7 @@ def send_step(
         refusal = Verdict.refused(tool, texts.unkeyable_reason(error_message(error)))
         return _refuse(ledger, context, run, index, step, refusal)
     call = ledger.put_call(
-        step_row(ledger, context, run, index, tool, args, key, "in_flight", verdict.text)
+        step_row(ledger, context, run, index, tool, args, key, "in_flight", verdict.text, sources)
     )
     ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
     return try_call(ledger, context, run, call, send)

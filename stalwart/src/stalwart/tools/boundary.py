@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -101,7 +101,8 @@ class ParamType:
     def convert(self, name: str, value: Any) -> Any:
         """The value as the tool takes it; a `Refusal` (raised as `ArgumentRefused`) if it
         does not fit."""
-        if self._plain is not None and type(value) is self._plain and _carried(value):
+        plain = self._plain
+        if plain is not None and type(value) is plain and _CARRIED[plain](value):
             return value
         if self._top_decimal and isinstance(value, float):
             raise ArgumentRefused(Refusal(name, value, texts.EXPECTED_DECIMAL))
@@ -126,17 +127,20 @@ class ParamType:
         return None
 
 
-def _carried(value: Any) -> bool:
-    """Whether JSON gives the value back as it is, and strict validation takes it: an int
-    of up to 64 bits, a finite float, an ASCII text (a lone surrogate is no character)."""
-    if isinstance(value, str):
-        return value.isascii()
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, int) and -_INT64 <= value < _INT64
+def _int_carried(value: int) -> bool:
+    return -_INT64 <= value < _INT64
 
 
 _INT64 = 2**63
+
+# Whether JSON gives a value of exactly the plain type back as it is, and strict
+# validation takes it, by that type: an int of up to 64 bits, a finite float, an ASCII
+# text (a lone surrogate is no character). A float's and a text's is a C method.
+_CARRIED: Mapping[type, Callable[[Any], bool]] = {
+    str: str.isascii,
+    float: math.isfinite,
+    int: _int_carried,
+}
 
 
 def _refusal(name: str, value: Any, errors: Sequence[Mapping[str, Any]]) -> Refusal:

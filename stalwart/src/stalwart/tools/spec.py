@@ -16,6 +16,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, overload
 
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
@@ -94,6 +95,9 @@ class Param:
     def base_type(self) -> Any:
         """The annotation with Optional[...] and Annotated[...] removed."""
         return _strip_optional(self.annotation)
+
+
+_POSITION = itemgetter(0)  # of `typed`'s (position, parameter, name)
 
 
 @dataclass(frozen=True)
@@ -208,11 +212,12 @@ class ToolSpec:
         """
         by_name = self._by_name
         unknown = (len(by_name), None)  # an argument the tool lacks goes last, kept as it is
-        found = sorted(
-            ((by_name.get(name, unknown), name) for name in args), key=lambda each: each[0][0]
-        )
+        # (position, parameter, name), in the parameters' order: sorted by position alone
+        # (C's itemgetter, no Python key per argument), so the sort is stable as before.
+        found = [(*by_name.get(name, unknown), name) for name in args]
+        found.sort(key=_POSITION)
         typed: dict[str, Any] = {}
-        for (_, param), name in found:
+        for _, param, name in found:
             value = args[name]
             try:
                 typed[name] = value if param is None else param.type.convert(name, value)
