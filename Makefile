@@ -57,8 +57,11 @@ demo: setup $(NPM_TOOLS_DEP)
 
 test: test-stalwart test-radian test-adapters-lowest
 
+# stalwart's tests in parallel too (pytest-xdist), a file to a worker: each worker starts its own
+# PostgreSQL server (a free port, a data folder of its own) and has its own tmp_path; a module's
+# Chromium and module fixtures stay in one process.
 test-stalwart: setup $(NPM_TOOLS_DEP)
-	$(PY) -m pytest stalwart/tests
+	$(PY) -m pytest stalwart/tests -n auto --dist loadfile
 
 # radian's tests are independent (each in its own tmp_path repository): run them in parallel.
 test-radian: setup $(NPM_TOOLS_DEP)
@@ -127,7 +130,7 @@ test-py313: $(NPM_TOOLS_DEP)
 	$(VENV_313)/bin/python -m pip install --quiet -c $(CONSTRAINTS) \
 		-e 'stalwart[postgres,anthropic,openai,serve,pydantic-ai,langgraph,openai-agents]' -e radian \
 		--group stalwart/pyproject.toml:dev --group radian/pyproject.toml:dev
-	$(VENV_313)/bin/python -m pytest stalwart/tests -p no:cacheprovider
+	$(VENV_313)/bin/python -m pytest stalwart/tests -n auto --dist loadfile -p no:cacheprovider
 	$(VENV_313)/bin/python -m pytest radian/tests -n auto -p no:cacheprovider
 
 bench: setup

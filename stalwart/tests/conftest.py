@@ -12,7 +12,8 @@ from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, settings
-from pg_fixtures import BACKENDS, pg_server, pg_url, pytest_terminal_summary  # noqa: F401
+from pg_fixtures import BACKENDS, pg_server, pg_url, skipped_because  # noqa: F401
+from pg_fixtures import pytest_terminal_summary as postgres_summary
 
 from stalwart import Agent, Reply
 from stalwart.backoff import UNDO_BACKOFF, no_jitter
@@ -37,6 +38,49 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             and item.get_closest_marker("unit")
         ):
             item.add_marker(pytest.mark.integration)
+
+
+# --- the end of the run under pytest-xdist (`make test-stalwart`): the tests run in workers,
+# each with its own PostgreSQL server and tmp_path, and the controller, which runs none, prints
+# the summary; so each worker hands it what its tests noted: why PostgreSQL tests were skipped,
+# the screenshots the browser tests took.
+
+WORKER_SKIPPED = "stalwart_pg_skipped"
+WORKER_SCREENSHOTS = "stalwart_screenshots"
+screenshots_from_workers: list[str] = []
+
+
+def _screenshots_taken() -> list[str]:
+    """The screenshots this process's browser tests took (none if none of them ran here)."""
+    taken = sys.modules.get("serve.browser_support")
+    return [str(path) for path in taken.WRITTEN] if taken is not None else []
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
+    if output is not None:  # in a worker: sent to the controller as the worker finishes
+        output[WORKER_SKIPPED] = list(skipped_because)
+        output[WORKER_SCREENSHOTS] = _screenshots_taken()
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, unknown to a run without it
+def pytest_testnodedown(node: Any, error: object) -> None:
+    output: dict[str, Any] = getattr(node, "workeroutput", {})
+    for reason in output.get(WORKER_SKIPPED, []):
+        if reason not in skipped_because:  # every worker's server failed the same way
+            skipped_because.append(reason)
+    screenshots_from_workers.extend(output.get(WORKER_SCREENSHOTS, []))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    postgres_summary(terminalreporter)
+    screenshots = _screenshots_taken() + screenshots_from_workers
+    if screenshots:  # where the browser tests' screenshots are
+        from serve.browser_support import artefacts_folder
+
+        terminalreporter.write_line(
+            f"stalwart serve: {len(screenshots)} screenshots in {artefacts_folder()}"
+        )
 
 
 @pytest.fixture(params=BACKENDS)

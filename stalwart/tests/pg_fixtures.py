@@ -10,6 +10,9 @@ conftest.py imports these names, so every test module can ask for them:
   (connections it left open are closed), so a suite's databases never pile up.
 - `BACKENDS`: the params of a fixture run once per record backend ("sqlite",
   "postgres"); the postgres case carries the `postgres` marker.
+- `skipped_because`: why PostgreSQL tests were skipped, printed at the end of the run (under
+  pytest-xdist each worker starts a server of its own, and conftest.py hands the controller,
+  which prints the summary, what the workers found).
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ from collections.abc import Iterator
 import pytest
 from pgserver import PostgresServer, PostgresUnavailable, start_postgres
 
-__all__ = ["BACKENDS", "pg_server", "pg_url", "pytest_terminal_summary"]
+__all__ = ["BACKENDS", "pg_server", "pg_url", "pytest_terminal_summary", "skipped_because"]
 
 BACKENDS = ("sqlite", pytest.param("postgres", marks=pytest.mark.postgres))
 
-_skipped_because: list[str] = []
+skipped_because: list[str] = []
 _database_numbers = itertools.count(1)
 
 
@@ -38,7 +41,7 @@ def pg_server() -> Iterator[PostgresServer]:
         reason = f"PostgreSQL could not be started: {why}"
         if os.environ.get("CI"):
             pytest.fail(f"{reason} (CI is set, so PostgreSQL tests never skip)", pytrace=False)
-        _skipped_because.append(reason)
+        skipped_because.append(reason)
         pytest.skip(reason)
     atexit.register(server.stop)  # also stopped if the run is cut short before teardown
     try:
@@ -57,5 +60,5 @@ def pg_url(pg_server: PostgresServer) -> Iterator[str]:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for reason in _skipped_because:
+    for reason in skipped_because:
         terminalreporter.write_line(f"PostgreSQL tests skipped. {reason}", yellow=True)

@@ -69,13 +69,3 @@ def live(service: Service) -> Iterator[Live]:
     from .browser_support import serve_in_thread
 
     yield from serve_in_thread(service)
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Where the browser tests' screenshots are, when any were taken."""
-    from .browser_support import WRITTEN, artefacts_folder
-
-    if WRITTEN:
-        terminalreporter.write_line(
-            f"stalwart serve: {len(WRITTEN)} screenshots in {artefacts_folder()}"
-        )
