@@ -354,3 +354,20 @@ def test_two_hosts_archiving_as_they_go_run_and_integrate_every_task_once(
                 re.MULTILINE,
             )
             assert (said_so is not None) == (integrated_by[name] == other), (name, out)
+
+
+def test_a_remote_out_of_reach_archives_nothing_and_a_later_clean_up_does(
+    git_repo: Path, clock: FakeClock
+) -> None:
+    remote = git_repo.parent / "remote.git"
+    host_a = RemoteClaims(git_repo, "origin", "host-a", clock)
+    assert host_a.take("t", "p").kind == "ours"
+    remote.rename(git_repo.parent / "away.git")
+    assert arc_git.archive_claims(git_repo, "origin", "host-a", ["t"]) == set()
+    (git_repo.parent / "away.git").rename(remote)
+    assert claim_refs(remote) == {"t"} and archived(remote) == {}
+    assert arc_git.rev_parse(git_repo, "refs/arc-claims/t") is not None  # the copy stays too
+
+    assert arc_git.archive_claims(git_repo, "origin", "host-a", ["t"]) == {"t"}
+    assert claim_refs(remote) == set() and set(archived(remote)) == {"t"}
+    assert arc_git.rev_parse(git_repo, "refs/arc-claims/t") is None

@@ -673,11 +673,15 @@ def archive_claims(repo: Path, remote: str, host: str, tasks: list[str]) -> set[
     just made one for an archived task deletes it itself), and a task the archive holds
     already keeps its first entry. Nothing when the remote cannot be reached: a later
     clean-up tries again."""
-    wanted = {claim_ref(task): task for task in tasks}
     try:
-        listed = run_git(repo, "ls-remote", "--refs", remote, f"{CLAIMS_PREFIX}*")
+        return _archive_claims(repo, remote, host, tasks)
     except GitError:
         return set()
+
+
+def _archive_claims(repo: Path, remote: str, host: str, tasks: list[str]) -> set[str]:
+    wanted = {claim_ref(task): task for task in tasks}
+    listed = run_git(repo, "ls-remote", "--refs", remote, f"{CLAIMS_PREFIX}*")
     found: dict[str, str] = {}  # task -> its claim commit on the remote
     for line in listed.stdout.splitlines():
         sha, _, ref = line.partition("\t")
@@ -690,15 +694,9 @@ def archive_claims(repo: Path, remote: str, host: str, tasks: list[str]) -> set[
             if parse_claim(messages.get(sha, "")).get("host") == host}  # fmt: skip
     if not ours:
         return set()
-    for _ in range(ARCHIVE_TRIES):
-        try:
-            base = fetch_archive(repo, remote)
-        except GitError:
-            return set()
-        written = _write_archive(repo, remote, base, {t: messages[s] for t, s in ours.items()})
-        if written:
-            break
-    else:
+    entries = {task: messages[sha] for task, sha in ours.items()}
+    if not any(_write_archive(repo, remote, fetch_archive(repo, remote), entries)
+               for _ in range(ARCHIVE_TRIES)):  # fmt: skip
         return set()
     return _delete_claim_refs(repo, remote, ours)
 
