@@ -11,9 +11,10 @@ is checked separately, since it runs later and so can hide a circle; an import u
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -330,29 +331,66 @@ def _dotted(node: ast.expr, bound: dict[str, str]) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What a file's source says about names: its imports, its `__all__` and the
+    attributes it reads (`x.y`, `x.y.z`), each file parsed and walked once."""
+
+    imports_from: list[ast.ImportFrom]
+    imports: list[ast.Import]
+    all_lists: list[ast.Assign]
+    attributes: list[ast.Attribute]
+
+
+@functools.cache
+def _source_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _may_name(path: Path, modules: Iterable[str]) -> bool:
+    """Whether the file's text holds the last part of one of `modules`' names, as every
+    import of one of them and every read through one does (else it is not parsed)."""
+    text = _source_text(path)
+    return any(module.rsplit(".", 1)[-1] in text for module in modules)
+
+
+@functools.cache
+def _read(path: Path) -> _Read:
+    read = _Read([], [], [], [])
+    for node in ast.walk(ast.parse(_source_text(path))):
+        if isinstance(node, ast.ImportFrom):
+            read.imports_from.append(node)
+        elif isinstance(node, ast.Import):
+            read.imports.append(node)
+        elif isinstance(node, ast.Assign) and "__all__" in map(ast.unparse, node.targets):
+            read.all_lists.append(node)
+        elif isinstance(node, ast.Attribute):
+            read.attributes.append(node)
+    return read
+
+
 def _passers(modules: dict[str, tuple[Path, bool]], homes: frozenset[str]) -> Iterator[str]:
     """What marks a name of a home for passing on: `from home import n as n`, or a module
     whose `__all__` lists a name it imports from a home."""
     for module, (path, is_package) in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        taken = _taken_from(module, is_package, tree, homes)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and _source(module, is_package, node) in homes:
+        taken = _taken_from(module, is_package, path, homes)
+        for node in _read(path).imports_from:
+            if _source(module, is_package, node) in homes:
                 marked = [alias.name for alias in node.names if alias.asname == alias.name]
                 yield from (f"{module} marks {name} for re-export" for name in marked)
-            if isinstance(node, ast.Assign) and "__all__" in map(ast.unparse, node.targets):
-                listed = set(ast.literal_eval(node.value)) & set(taken)
-                yield from (f"{module} lists {name} in __all__" for name in sorted(listed))
+        for all_list in _read(path).all_lists:
+            listed = set(ast.literal_eval(all_list.value)) & set(taken)
+            yield from (f"{module} lists {name} in __all__" for name in sorted(listed))
 
 
-def _taken_from(
-    module: str, is_package: bool, tree: ast.AST, homes: frozenset[str]
-) -> dict[str, str]:
+def _taken_from(module: str, is_package: bool, path: Path, homes: frozenset[str]) -> dict[str, str]:
     """Each name `module` imports from one of `homes`, with that home."""
+    if not _may_name(path, homes):
+        return {}
     return {
         alias.asname or alias.name: home
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and (home := _source(module, is_package, node)) in homes
+        for node in _read(path).imports_from
+        if (home := _source(module, is_package, node)) in homes
         for alias in node.names
     }
 
@@ -364,30 +402,31 @@ def names_passed_on(
 ) -> list[str]:
     """Where a name of `homes` is read through one of `modules` that imported it."""
     passing = {
-        module: _taken_from(module, is_package, ast.parse(path.read_text("utf-8")), homes)
+        module: _taken_from(module, is_package, path, homes)
         for module, (path, is_package) in modules.items()
     }
+    passing = {module: taken for module, taken in passing.items() if taken}
     found = list(_passers(modules, homes))
     for reader, (path, is_package) in readers.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if not _may_name(path, passing):
+            continue
+        read = _read(path)
         bound: dict[str, str] = {}  # a name the reader binds to a module
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                source = _source(reader, is_package, node)
-                for alias in node.names:
-                    if alias.name in passing.get(source, {}):
-                        found.append(f"{reader}: from {source} import {alias.name}")
-                    if f"{source}.{alias.name}" in passing:
-                        bound[alias.asname or alias.name] = f"{source}.{alias.name}"
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    first = alias.name.split(".")[0]
-                    bound[alias.asname or first] = alias.name if alias.asname else first
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute):
-                owner = _dotted(node.value, bound)
-                if owner is not None and node.attr in passing.get(owner, {}):
-                    found.append(f"{reader}: {owner}.{node.attr}")
+        for node in read.imports_from:
+            source = _source(reader, is_package, node)
+            for alias in node.names:
+                if alias.name in passing.get(source, {}):
+                    found.append(f"{reader}: from {source} import {alias.name}")
+                if f"{source}.{alias.name}" in passing:
+                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+        for imported in read.imports:
+            for alias in imported.names:
+                first = alias.name.split(".")[0]
+                bound[alias.asname or first] = alias.name if alias.asname else first
+        for attribute in read.attributes if bound else ():
+            owner = _dotted(attribute.value, bound)
+            if owner is not None and attribute.attr in passing.get(owner, {}):
+                found.append(f"{reader}: {owner}.{attribute.attr}")
     return sorted(set(found))
 
 
