@@ -86,7 +86,7 @@ def step_row(
     spec = context.tools.get(tool)
     if sources is None:
         sources = step_sources(PlannedStep.from_record(run.steps[index]))
-    return CallRow(
+    return _call_row(
         call_id=f"{run.run_id}:{index + 1}",
         run_id=run.run_id,
         session=run.session,
@@ -107,6 +107,8 @@ def step_row(
         bindings=sources,
         created=ledger.clock.now(),
         finished=None,
+        tries=0,
+        doubted=False,
         undo=declared_undo(spec) if spec is not None and spec.writes else None,
     )
 
@@ -124,7 +126,7 @@ def undo_row(
     status: str,
     allowed: str | None,
 ) -> CallRow:
-    return CallRow(
+    return _call_row(
         call_id=undo_id(write),
         run_id=run.run_id,
         session=run.session,
@@ -144,7 +146,20 @@ def undo_row(
         bindings=dict(plan.sources),
         created=ledger.clock.now(),
         finished=None,
+        tries=0,
+        doubted=False,
+        undo=None,
     )
+
+
+def _call_row(**fields: Any) -> CallRow:
+    """A new call's row of every field, given in the class's order: built as the record
+    builds its rows (`record.schema.replace_row`), without the frozen `__init__`'s
+    `object.__setattr__` for each of its 22 fields (a row for every step and undo sent;
+    `CallRow` has no `__post_init__` to skip)."""
+    row = object.__new__(CallRow)
+    row.__dict__.update(fields)
+    return row
 
 
 def finish(ledger: Ledger, call: CallRow, status: str, **changes: Any) -> CallRow:
@@ -153,8 +168,10 @@ def finish(ledger: Ledger, call: CallRow, status: str, **changes: Any) -> CallRo
 
 def as_current(run: RunRow, call: CallRow, lease: int | None = None) -> CurrentCall:
     """The call about to be sent, as its tool reads it through `stalwart.current_call()`;
-    `lease`, the fencing token of the lease it is sent under."""
-    return CurrentCall(
+    `lease`, the fencing token of the lease it is sent under. Built, for every try sent,
+    without the frozen `__init__`'s setattr per field (it has no `__post_init__`)."""
+    current = object.__new__(CurrentCall)
+    current.__dict__.update(
         key=call.key or "",
         session=run.session,
         run=run.run_id,
@@ -164,6 +181,7 @@ def as_current(run: RunRow, call: CallRow, lease: int | None = None) -> CurrentC
         try_number=call.tries,
         lease=lease,
     )
+    return current
 
 
 def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
