@@ -81,9 +81,7 @@ def _failure(store: Store, task: Task) -> str | None:
     if task.last_attempt_id is None:
         return None
     record = store.read_attempt_result(task.name, task.last_attempt_id)
-    if record is None:
-        return None
-    reason, failure_class = record.reason, record.failure_class
+    reason, failure_class = (record.reason, record.failure_class) if record else (None, None)
     if reason:
         return f"{failure_class}: {reason}" if failure_class is not None else reason
     return failure_class

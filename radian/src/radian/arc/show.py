@@ -36,12 +36,10 @@ def task_document(store: Store, config: ArcConfig, task: Task) -> dict[str, Any]
     attempts = []
     for attempt_id in task.attempts:
         result = store.read_attempt_result(task.name, attempt_id)
-        # the keys the file has (an earlier build's may lack some: null here, as before)
         record = result.model_dump(by_alias=True, exclude_unset=True) if result else {}
-        entry: dict[str, Any] = {"id": attempt_id}
-        entry.update({key: record.get(key) for key in ATTEMPT_KEYS})
+        entry: dict[str, Any] = {"id": attempt_id} | {key: record.get(key) for key in ATTEMPT_KEYS}
         entry["model_wait"] = bool(entry["model_wait"])
-        if result is None:
+        if not record:
             intent = store.read_attempt_intent(task.name, attempt_id) or {}
             entry["started_at"] = intent.get("claimed_at")
         attempts.append(entry)

@@ -47,9 +47,8 @@ def _migrate(files: ArcStore, target: PostgresStore) -> results.StoreMigrated:
             found.tasks.append((position, task, files.read_brief(name)))
             for attempt_id in task.attempts:
                 intent = files.read_attempt_intent(name, attempt_id)
-                result = files.read_attempt_result(name, attempt_id)
-                document = result.document() if result is not None else None
-                found.attempts.append((name, attempt_id, intent, document))
+                done = files.read_attempt_result(name, attempt_id)
+                found.attempts.append((name, attempt_id, intent, done.document() if done else None))
         found.costs[plan.name] = files.plan_cost(plan.name)
     target.import_records(found)
     return results.StoreMigrated(len(found.plans), len(found.tasks), len(found.attempts))
