@@ -79,12 +79,33 @@ def test_a_call_uses_the_kept_session_only_at_the_version_it_was_kept(project: P
     agent = project.agent()
     cache = cache_of(agent.store)
     agent.chat(TURN, user="u-17")
-    agent.confirm_current("u-17", "approve")  # loaded from the record, then kept
+    agent.confirm_current("u-17", "approve")  # kept since the session's first commit
     hits = cache.hits
     reply = agent.confirm_current("u-17", "approve")
     assert cache.hits == hits + 1  # nobody else changed it: the kept copy was current
     assert reply.state == "done"
     assert [name for name, _ in project.calls] == ["paint_fence", "plant_tree"]
+
+
+def test_a_new_session_is_kept_from_its_first_commit(project: Project, location: str) -> None:
+    """The record held nothing of a new session when its lock was had, so what its first
+    commit wrote is all of it: the next call reads no row of it from the record, and what
+    it reads is what the record holds."""
+    agent = project.agent()
+    cache = cache_of(agent.store)
+    agent.chat(TURN, user="u-17")
+    hits, misses = cache.hits, cache.misses
+    reply = agent.confirm_current("u-17", "approve")
+    assert (cache.hits, cache.misses) == (hits + 1, misses)
+    assert [waiting.tool for waiting in reply.waiting] == ["plant_tree"]
+    session = agent.session_id("u-17")
+    with agent.store.lock(session):
+        kept = agent.store.load(session)
+    other = open_store(location)
+    try:
+        assert kept is not None and kept == other.load(session)
+    finally:
+        other.close()
 
 
 def test_a_second_agent_that_changed_the_session_wins(project: Project) -> None:

@@ -140,10 +140,21 @@ class SessionCache:
         session = touched[0]
         before = holds[session]
         given = [row for row in changes.sessions if row.session == session]
+        if before is None and given:
+            # A new session: the record held no row of it when its lock was had, and its
+            # rows are the ones every later load reads (the runtime's first commit of a
+            # session writes its row), so what the commit wrote is the whole of it, kept
+            # at the stamp it wrote.
+            stamp = stamp_of(given[-1])
+            holds[session] = stamp
+            new = _Kept(stamp, SessionRecord(session=given[-1]))
+            new.pending.append((changes, as_loaded))
+            new.keys.update(_movable_keys(changes.rows()))
+            self._put(session, new)
+            return
         if before is None or isinstance(before, _Unknown):
-            # A new session row (or a version not known here): its stamp is what the
-            # commit wrote, when the commit wrote the row; nothing is kept of it yet.
-            holds[session] = stamp_of(given[-1]) if given and before is None else UNKNOWN
+            # A version not known here (or rows with no session row): nothing is kept.
+            holds[session] = UNKNOWN
             self._drop([session])
             return
         version, created = before
@@ -169,8 +180,11 @@ class SessionCache:
         return holds
 
     def _keep(self, session: str, stamp: Stamp, record: SessionRecord) -> None:
+        self._put(session, _Kept(stamp, record))
+
+    def _put(self, session: str, kept: _Kept) -> None:
         with self._guard:
-            self._kept[session] = _Kept(stamp, record)
+            self._kept[session] = kept
             self._kept.move_to_end(session)
             while len(self._kept) > self._size:
                 self._kept.popitem(last=False)

@@ -167,6 +167,10 @@ class SQLiteStore:
         self._db = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
+        # The statements that write, and each commit's BEGIN and COMMIT, go through one
+        # cursor kept for them (`Connection.execute` makes a cursor for every statement);
+        # a read keeps its own, reset once its rows are read.
+        self._writes = self._db.cursor()
         if not self._memory:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -178,11 +182,11 @@ class SQLiteStore:
         if not self._memory:
             os.makedirs(self._lock_folder, exist_ok=True)
         with self._guard:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._writes.execute("BEGIN IMMEDIATE")
             for statement in ddl():
                 self._db.execute(statement)
             self._add_missing_columns()
-            self._db.execute("COMMIT")
+            self._writes.execute("COMMIT")
 
     def load(self, session: str) -> SessionRecord | None:
         return cached_load(self._cache, session, self._load)
@@ -209,7 +213,7 @@ class SQLiteStore:
         known = self._cache.kept_keys(session)  # rows already the session's: not moved
         with self._guard:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                self._writes.execute("BEGIN IMMEDIATE")
                 try:
                     # The fence first: a holder whose lease ended writes nothing. The call's
                     # first commit takes the lease, from the token read with the lock; a
@@ -227,20 +231,20 @@ class SQLiteStore:
                             continue
                         values = [column_values(row) for row in rows]
                         written.update(zip(map(id, rows), values, strict=True))
-                        self._db.executemany(_UPSERTS[row_type], values)
+                        self._writes.executemany(_UPSERTS[row_type], values)
                         moves = _MOVES[row_type]
                         if moves:
                             moving = _may_move(row_type, rows, values, session, known)
                             for move in moves if moving else ():
-                                self._db.executemany(
+                                self._writes.executemany(
                                     move.sql, [[row[i] for i in move.at] for row in moving]
                                 )
                     if bumped:
-                        self._db.executemany(_BUMP, [(s,) for s in bumped])
+                        self._writes.executemany(_BUMP, [(s,) for s in bumped])
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    self._writes.execute("ROLLBACK")
                     raise
-                self._db.execute("COMMIT")
+                self._writes.execute("COMMIT")
             except BaseException:
                 self._cache.failed(changes)
                 raise
@@ -336,13 +340,13 @@ class SQLiteStore:
         """Take the lease in a commit of its own: its last holder lives on, or may, and
         commits nothing from now on."""
         with self._guard:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._writes.execute("BEGIN IMMEDIATE")
             try:
                 ours, renewed, _ = self._fence(lease, [])
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._writes.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT" if ours else "ROLLBACK")
+            self._writes.execute("COMMIT" if ours else "ROLLBACK")
         if not ours:  # another worker took it since this lock read it
             raise SessionBusy(texts.lease_held(lease.session, "another worker", self.lease_secs))
         lease.taken = True
@@ -365,7 +369,7 @@ class SQLiteStore:
         """
         until = lease.renewed_until()
         if not lease.taken:
-            taken = self._db.execute(
+            taken = self._writes.execute(
                 _TAKE_SQL,
                 (lease.session, lease.token, lease.holder, until, lease.lock, lease.seen_token),
             )
@@ -376,20 +380,22 @@ class SQLiteStore:
             if moved:
                 return True, None, []
             return self._db.execute(_HELD_SQL, held).fetchone() is not None, None, bump
-        renewed = self._db.execute(_FENCE_SQL, (until, lease.session, lease.token, lease.holder))
+        renewed = self._writes.execute(
+            _FENCE_SQL, (until, lease.session, lease.token, lease.holder)
+        )
         return renewed.rowcount == 1, until, bump
 
     def _moved_if_held(self, held: tuple[str, int, str]) -> bool:
         """The lease's session's version moved on, if the lease (session, token, holder)
         is held and the session has a row."""
-        return self._db.execute(_BUMP_HELD_SQL, (held[0], *held)).rowcount == 1
+        return self._writes.execute(_BUMP_HELD_SQL, (held[0], *held)).rowcount == 1
 
     def _renew_leases(self) -> None:
         leases = self._holdings.taken()  # one not taken: nothing written under it to keep
         with self._guard:
             for lease in leases:
                 lease.expires = lease.renewed_until()
-                self._db.execute(_RENEW_SQL, (lease.expires, lease.session, lease.token))
+                self._writes.execute(_RENEW_SQL, (lease.expires, lease.session, lease.token))
 
     def _flock(self, descriptor: int, session: str, deadline: float) -> None:
         """Take the flock, waiting at most until `deadline` (the kernel has no timed flock,
