@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,34 @@ def said(decision: Decision) -> tuple[str, str, str | None]:
     return decision.kind, decision.host, decision.ref
 
 
+def meanwhile(
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    when: Callable[..., bool],
+    act: Callable[..., Any],
+    *,
+    after: bool = False,
+) -> list[Any]:
+    """Force another host's step between two of this host's: the first time
+    `radian.arc.git.<name>` is called with arguments `when` accepts, `act` runs with the
+    same arguments, just before the real call (just after it, with `after`). Returns the
+    list that then holds what `act` returned."""
+    real = getattr(arc_git, name)
+    acted: list[Any] = []
+
+    def interposed(*args: Any) -> Any:
+        due = not acted and when(*args)
+        if due and not after:
+            acted.append(act(*args))
+        result = real(*args)
+        if due and after:
+            acted.append(act(*args))
+        return result
+
+    monkeypatch.setattr(arc_git, name, interposed)
+    return acted
+
+
 def test_a_claim_made_between_the_archive_write_and_the_claim_delete_is_refused(
     git_repo: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,15 +193,13 @@ def test_a_claim_made_between_the_archive_write_and_the_claim_delete_is_refused(
     host_a, host_b, other = hosts(git_repo, clock)
     assert host_a.take("t", "p").kind == "ours"
     clock.advance(60)
-    real_delete = arc_git._delete_claim_refs
-    between: list[Any] = []
-
-    def host_b_first(repo: Path, where: str, expected: dict[str, str]) -> set[str]:
-        if repo == git_repo and not between:  # host a: its archive written, its ref not gone
-            between.append((set(archived(remote)), claim_refs(remote), host_b.take("t", "p")))
-        return real_delete(repo, where, expected)
-
-    monkeypatch.setattr(arc_git, "_delete_claim_refs", host_b_first)
+    # Host a: its archive written, its ref not deleted yet; host b takes t then.
+    between = meanwhile(
+        monkeypatch,
+        "_delete_claim_refs",
+        lambda repo, *_: repo == git_repo,
+        lambda *_: (set(archived(remote)), claim_refs(remote), host_b.take("t", "p")),
+    )
 
     assert arc_git.archive_claims(git_repo, "origin", "host-a", ["t"]) == {"t"}
 
@@ -193,15 +220,13 @@ def test_a_claim_deleted_between_a_refused_create_and_its_read_is_found_in_the_a
     remote = git_repo.parent / "remote.git"
     host_a, host_b, other = hosts(git_repo, clock)
     assert host_a.take("t", "p").kind == "ours"
-    real_read = arc_git.read_claim
-    archived_meanwhile: list[set[str]] = []
-
-    def archive_first(repo: Path, where: str, task: str) -> dict[str, Any] | None:
-        if repo == other and not archived_meanwhile:  # host b's create was refused by the ref
-            archived_meanwhile.append(arc_git.archive_claims(git_repo, where, "host-a", [task]))
-        return real_read(repo, where, task)
-
-    monkeypatch.setattr(arc_git, "read_claim", archive_first)
+    # Host b's create refused by t's ref; host a archives t before b reads the claim.
+    archived_meanwhile = meanwhile(
+        monkeypatch,
+        "read_claim",
+        lambda repo, *_: repo == other,
+        lambda repo, where, task: arc_git.archive_claims(git_repo, where, "host-a", [task]),
+    )
 
     decision = host_b.take("t", "p")
 
@@ -217,16 +242,14 @@ def test_two_hosts_archiving_at_once_lose_neither_write(
     host_a, host_b, other = hosts(git_repo, clock)
     assert host_a.take("t", "p").kind == "ours"
     assert host_b.take("u", "p").kind == "ours"
-    real_fetch = arc_git.fetch_archive
-    raced: list[set[str]] = []
-
-    def host_b_writes_meanwhile(repo: Path, where: str) -> str | None:
-        tip = real_fetch(repo, where)
-        if repo == git_repo and not raced:  # host a read the archive; b writes before a does
-            raced.append(arc_git.archive_claims(other, where, "host-b", ["u"]))
-        return tip
-
-    monkeypatch.setattr(arc_git, "fetch_archive", host_b_writes_meanwhile)
+    # Host a read the archive; host b writes its own before a writes.
+    raced = meanwhile(
+        monkeypatch,
+        "fetch_archive",
+        lambda repo, *_: repo == git_repo,
+        lambda repo, where: arc_git.archive_claims(other, where, "host-b", ["u"]),
+        after=True,
+    )
 
     assert arc_git.archive_claims(git_repo, "origin", "host-a", ["t"]) == {"t"}
 

@@ -9,8 +9,9 @@ import subprocess
 from typing import Any
 
 import pytest
-from gate_fixtures.arc_world import add_plan, run_arc, worker_args, write_arc_config
+from gate_fixtures.arc_world import add_plan, run_arc
 from gate_fixtures.world import GitWorld
+from test_claim_archive import ARCHIVE, archived, setup
 from test_signals import RADIAN
 
 from radian.arc import git as arc_git
@@ -29,23 +30,6 @@ def refs(where: Any) -> set[str]:
 
 def claims(names: list[str]) -> set[str]:
     return {f"refs/arc-claims/{name}" for name in names}
-
-
-ARCHIVE = "refs/arc-archive/claims"
-
-
-def archived(where: Any) -> set[str]:
-    """The tasks the claims archive holds (radian/docs/hosts.md)."""
-    listed = subprocess.run(["git", "ls-tree", "--name-only", ARCHIVE], cwd=where,
-                            capture_output=True, text=True, check=True).stdout  # fmt: skip
-    return set(listed.split())
-
-
-def setup(world: GitWorld, names: list[str], keep: int) -> None:
-    scenario = {name: {"default": {"files": {f"{name}.txt": f"{name}\n"}}} for name in names}
-    write_arc_config(world, worker_args(world, scenario), stages=("commands",))
-    config = world.repo / ".radian" / "arc.toml"
-    config.write_text(config.read_text() + f"[cleanup]\nkeep_integrated_branches = {keep}\n")
 
 
 def test_the_refs_an_attempt_reads_do_not_grow_with_the_tasks_done(
@@ -69,7 +53,7 @@ def test_the_refs_an_attempt_reads_do_not_grow_with_the_tasks_done(
     assert {ref for ref in local_after_first if "arc" in ref} == {ARCHIVE}, local_after_first
     assert remote_after_first == {"refs/heads/main", ARCHIVE}
     assert refs(world.remote) == {"refs/heads/main", ARCHIVE}
-    assert archived(world.remote) == set(first + second)
+    assert set(archived(world.remote)) == set(first + second)
     for name in first + second:
         assert world.read_main(f"{name}.txt") == name  # the work is in the target
 
@@ -96,7 +80,7 @@ def test_run_keeps_the_newest_integrated_tasks_branches_and_prunes_the_older(
     assert refs(world.remote) == {"refs/heads/main", f"refs/heads/arc/{newest}", ARCHIVE} | claims(
         [newest]
     )
-    assert archived(world.remote) == set(names) - {newest}
+    assert set(archived(world.remote)) == set(names) - {newest}
 
 
 def test_gc_prunes_the_branches_an_earlier_run_left_in_one_push(
@@ -132,7 +116,7 @@ def test_gc_prunes_the_branches_an_earlier_run_left_in_one_push(
     assert refs(world.remote) == {"refs/heads/main", ARCHIVE} | claims(newest) | {
         f"refs/heads/arc/{name}" for name in newest
     }
-    assert archived(world.remote) == set(older)
+    assert set(archived(world.remote)) == set(older)
     assert {ref for ref in refs(world.repo) if "arc" in ref} == {
         f"{prefix}arc/{name}"
         for name in newest
