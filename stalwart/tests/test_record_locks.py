@@ -7,14 +7,19 @@ must still exclude each other: the tests run real processes, each with its own T
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
+import warnings
 from pathlib import Path
 
 import pytest
 
 from stalwart import SessionBusy
+from stalwart.record.lock_files import LockFiles
 from stalwart.record.sqlite import SQLiteStore, lock_folder
 
 HOLD = (
@@ -121,3 +126,84 @@ def test_a_lock_held_past_the_wait_limit_raises_session_busy_in_one_process(
 def test_the_wait_limit_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="lock_wait_secs"):
         SQLiteStore(tmp_path / "record.sqlite", lock_wait_secs=0)
+
+
+# --- the lock files kept open between calls (record/lock_files.py) --------------------------
+
+
+def test_a_session_locked_again_reuses_its_file_and_a_store_keeps_a_bounded_number(
+    tmp_path: Path,
+) -> None:
+    open_before = _open_descriptors()
+    files = LockFiles(str(tmp_path / "locks"), kept_idle=3)
+    first = files.lock("u-17", time.monotonic())
+    assert first is not None
+    files.unlock(first)
+    again = files.lock("u-17", time.monotonic())
+    assert again is not None
+    assert (again.descriptor, again.identity) == (first.descriptor, first.identity)
+    files.unlock(again)
+    assert _open_descriptors() == open_before + 1
+    for number in range(5):
+        held = files.lock(f"u-{number}", time.monotonic())
+        assert held is not None
+        files.unlock(held)
+    assert files.kept() == 3  # u-17, u-0 and u-1 closed, least recently unlocked first
+    assert _open_descriptors() == open_before + 3
+    files.close()
+    assert files.kept() == 0
+    assert _open_descriptors() == open_before
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_kept_file_swept_away_is_not_locked_instead_of_the_one_made_anew(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "record.sqlite"
+    store = SQLiteStore(database, lock_wait_secs=0.2)
+    with store.lock("u-17"):
+        pass  # its file is kept open
+    shutil.rmtree(lock_folder(str(database)))
+    other = SQLiteStore(database, lock_wait_secs=0.2)
+    # The file made anew, held by another worker: not had through the kept one.
+    with other.lock("u-17"), pytest.raises(SessionBusy), store.lock("u-17"):
+        pass
+    with store.lock("u-17"):  # free again: had, on the file the path names now
+        assert len(list(Path(lock_folder(str(database))).iterdir())) == 1
+    store.close()
+    other.close()
+
+
+def test_a_child_process_after_a_fork_does_not_share_a_kept_file_with_its_parent(
+    tmp_path: Path,
+) -> None:
+    files = LockFiles(str(tmp_path / "locks"))
+    held = files.lock("u-17", time.monotonic())
+    assert held is not None
+    files.unlock(held)  # kept open: a forked child gets a copy of it
+    reader, writer = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # a multi-threaded process
+        child = os.fork()
+    if child == 0:
+        try:
+            mine = files.lock("u-17", time.monotonic())
+            os.write(writer, b"held\n" if mine is not None else b"busy\n")
+            time.sleep(3)  # holds it while the parent tries
+        finally:
+            os._exit(0)
+    try:
+        assert os.read(reader, 5) == b"held\n"
+        assert files.lock("u-17", time.monotonic()) is None  # the child holds it
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        os.close(reader)
+        os.close(writer)
+    after = files.lock("u-17", time.monotonic() + 5)
+    assert after is not None
+    files.unlock(after)
+    files.close()

@@ -10,8 +10,6 @@ in-process.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import sqlite3
 import threading
@@ -49,6 +47,7 @@ from .lease import (
     lease_taken_over,
     next_lease,
 )
+from .lock_files import LockFiles
 from .operator_log import OperatorLog
 from .schema import (
     ADDED_COLUMNS,
@@ -178,9 +177,7 @@ class SQLiteStore:
         self._holdings: Holdings[Lease] = Holdings(
             lambda lease: lease, self._heartbeat, self._cache
         )
-        self._lock_folder = lock_folder(self.path)
-        if not self._memory:
-            os.makedirs(self._lock_folder, exist_ok=True)
+        self._lock_files = None if self._memory else LockFiles(lock_folder(self.path))
         with self._guard:
             self._writes.execute("BEGIN IMMEDIATE")
             for statement in ddl():
@@ -275,22 +272,18 @@ class SQLiteStore:
         if not got:
             raise lock_not_had(session, self.lock_wait_secs)
         try:
-            if self._memory:
+            if self._lock_files is None:
                 with self._leased(session, clock or SystemClock(), f"memory/{id(self)}") as lease:
                     yield lease
                 return
-            descriptor = self._open_lock_file(session)
+            held = self._lock_files.lock(session, deadline)
+            if held is None:
+                raise lock_not_had(session, self.lock_wait_secs)
             try:
-                self._flock(descriptor, session, deadline)
-                try:
-                    with self._leased(
-                        session, clock or SystemClock(), _file_lock(descriptor)
-                    ) as lease:
-                        yield lease
-                finally:
-                    fcntl.flock(descriptor, fcntl.LOCK_UN)
+                with self._leased(session, clock or SystemClock(), held.identity) as lease:
+                    yield lease
             finally:
-                os.close(descriptor)
+                self._lock_files.unlock(held)
         finally:
             thread_lock.release()
 
@@ -397,32 +390,10 @@ class SQLiteStore:
                 lease.expires = lease.renewed_until()
                 self._writes.execute(_RENEW_SQL, (lease.expires, lease.session, lease.token))
 
-    def _flock(self, descriptor: int, session: str, deadline: float) -> None:
-        """Take the flock, waiting at most until `deadline` (the kernel has no timed flock,
-        so a busy lock is polled; the first try costs nothing when it is free)."""
-        pause = 0.001
-        while True:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise lock_not_had(session, self.lock_wait_secs) from None
-                time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-                pause = min(pause * 2, 0.05)
-
-    def _open_lock_file(self, session: str) -> int:
-        # Beside the database, so every process that opens it finds the same file. The
-        # folder is made once per store, and again only if it went.
-        path = os.path.join(self._lock_folder, hashlib.sha256(session.encode()).hexdigest()[:32])
-        try:
-            return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        except FileNotFoundError:
-            os.makedirs(self._lock_folder, exist_ok=True)
-            return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-
     def close(self) -> None:
         self._heartbeat.stop()
+        if self._lock_files is not None:
+            self._lock_files.close()
         with self._guard:
             self._db.close()
 
@@ -465,13 +436,6 @@ _GIVE_BACK_SQL = (
     'UPDATE "leases" SET "holder" = \'\', "expires" = 0 '
     'WHERE "session" = ? AND "token" = ? AND "holder" = ?'
 )
-
-
-def _file_lock(descriptor: int) -> str:
-    """The identity of a flocked lock file, as a lease names its lock: a file made anew
-    (the folder swept away) is another lock, even on a reused inode."""
-    stat = os.fstat(descriptor)
-    return f"file/{stat.st_dev}/{stat.st_ino}/{stat.st_ctime_ns}"
 
 
 def _may_move(
