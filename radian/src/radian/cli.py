@@ -8,34 +8,37 @@ failed.*; 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (workers stopped, ev
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from radian.arc import commands, show, status, texts
+# Only what every command's set-up needs is imported here (click, the texts, the states, the
+# errors); each command imports its own modules when it runs, so `radian arc status` does not
+# pay for pydantic and the loop, nor `radian arc --help` for any of them.
+from radian.arc import texts
 from radian.arc.clock import Clock, clock_from_environment
-from radian.arc.config import ArcConfig, load_config
-from radian.arc.doctor import doctor
 from radian.arc.errors import ArcError, UsageError
-from radian.arc.events import Event
-from radian.arc.hooks import Hooks, unfinished_tasks
-from radian.arc.listing import Selection, selected_document
-from radian.arc.loop import Loop, NoVerifier, RunReport, Terminated, Verifier
-from radian.arc.progress import LiveView
-from radian.arc.records import FIX_LEVELS, Switch
-from radian.arc.report import build_report, report_text
-from radian.arc.results import CommandResult
+from radian.arc.record_format import FIX_LEVELS
 from radian.arc.states import State
-from radian.arc.store_open import open_store
-from radian.arc.store_protocol import Store
 from radian.arc.worker.presets import WORKER_NAMES
-from radian.worker.main import worker_command
+
+if TYPE_CHECKING:
+    from radian.arc.config import ArcConfig
+    from radian.arc.events import Event
+    from radian.arc.hooks import Hooks
+    from radian.arc.listing import Selection
+    from radian.arc.loop import Loop, RunReport, Verifier
+    from radian.arc.records import Switch
+    from radian.arc.results import CommandResult
+    from radian.arc.store_plain import PlainFiles
+    from radian.arc.store_protocol import Store
 
 # 1 (refused) and 2 (bad usage or configuration) are the exit_code of the ArcError raised
 # (radian.arc.errors); these two are the run's own.
@@ -63,10 +66,23 @@ class Context:
         """The repository's store (radian.arc.store_open), opened at its first use: a
         ConfigError when the one configured cannot be opened."""
         if self._store is None:
+            from radian.arc.store_open import open_store
+
             self._store = open_store(self.repo_root)
         return self._store
 
+    def reader(self) -> PlainFiles | Store:
+        """What a command that only reads every plan and task reads: the files read plainly
+        (no typed record loaded) when they are the store (radian.arc.store_open)."""
+        if self._store is not None:
+            return self._store
+        from radian.arc.store_open import open_reader
+
+        return open_reader(self.repo_root)
+
     def config(self) -> ArcConfig:
+        from radian.arc.config import load_config
+
         return load_config(self.repo_root)
 
 
@@ -81,6 +97,8 @@ def find_repo_root(start: Path) -> Path:
 
 def make_verifier(store: Store, config: ArcConfig, clock: Clock) -> Verifier:
     """GATE's verifier when it is installed and [gate] is configured; else NoVerifier."""
+    from radian.arc.loop import NoVerifier
+
     if config.gate is None:
         return NoVerifier()
     try:
@@ -169,7 +187,23 @@ def _read_brief(path: Path) -> str:
 FIX_LEVEL = click.Choice(FIX_LEVELS)
 
 
-@click.group()
+class _Commands(click.Group):
+    """radian's commands; those in `LAZY` are imported when they are looked up (to run one,
+    or for `radian --help`), not at every start of `radian`."""
+
+    LAZY: dict[str, tuple[str, str]] = {"worker": ("radian.worker.main", "worker_command")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY and cmd_name not in self.commands:
+            module, name = self.LAZY[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="radian", prog_name="radian")
 def main() -> None:
     """radian: supervise coding agents."""
@@ -189,8 +223,6 @@ def arc(ctx: click.Context, repo: Path | None) -> None:
     ctx.obj = Context(find_repo_root(repo or Path(os.getcwd())))
 
 
-main.add_command(worker_command, "worker")
-
 pass_context = click.make_pass_decorator(Context)
 
 
@@ -205,6 +237,8 @@ pass_context = click.make_pass_decorator(Context)
 @pass_context
 def init(context: Context, worker: str | None) -> None:
     """Write a commented default .radian/arc.toml."""
+    from radian.arc import commands
+
     _emit(commands.init(context.repo_root, worker))
 
 
@@ -232,6 +266,8 @@ def plan_add(
     fix_level: str | None,
 ) -> None:
     """Add an empty plan."""
+    from radian.arc import commands
+
     _emit(
         _guard(
             lambda: commands.add_plan(
@@ -253,6 +289,8 @@ def plan_add(
 @pass_context
 def plan_load(context: Context, file: Path) -> None:
     """Add a plan and its tasks from one TOML file."""
+    from radian.arc import commands
+
     _emit(_guard(lambda: commands.load_plan_file(context.store, context.clock, file)))
 
 
@@ -263,6 +301,8 @@ def plan_load(context: Context, file: Path) -> None:
 @pass_context
 def plan_auto(context: Context, name: str, value: str) -> None:
     """Turn a plan's auto on or off."""
+    from radian.arc import commands
+
     auto: Switch = "on" if value == "on" else "off"
     _emit(_guard(lambda: commands.set_plan_auto(context.store, name, auto)))
 
@@ -307,6 +347,8 @@ def task_add(
     fix_level: str | None,
 ) -> None:
     """Add a task with its brief to a plan."""
+    from radian.arc import commands
+
     text = _read_brief(brief_file)
     _emit(
         _guard(
@@ -330,10 +372,15 @@ def task_add(
 @pass_context
 def confirm(context: Context, plan_name: str) -> None:
     """Confirm a plan: its tasks may be claimed from now on."""
+    from radian.arc import commands
+
     _emit(_guard(lambda: commands.confirm(context.store, context.config(), plan_name)))
 
 
 def _loop(context: Context) -> Loop:
+    from radian.arc.hooks import Hooks, unfinished_tasks
+    from radian.arc.loop import Loop
+
     config = context.config()
     loop = Loop(
         context.store,
@@ -377,6 +424,8 @@ def _run_event(event: Event) -> None:
 
 def _finish(report: RunReport, *, with_report: bool = False) -> None:
     """The end of `run` or `start`: the hooks' last runs, `run`'s report, the exit code."""
+    from radian.arc.report import build_report, report_text
+
     context = click.get_current_context().find_object(Context)
     if context is not None and context.hooks is not None:
         context.hooks.close()
@@ -401,6 +450,7 @@ def _finish(report: RunReport, *, with_report: bool = False) -> None:
 
 def _stop_on_sigterm() -> None:
     """SIGTERM (systemd's stop, `kill`) stops `run` and `start` the way Ctrl-C does."""
+    from radian.arc.loop import Terminated
 
     def terminated(_signum: int, _frame: object) -> None:
         raise Terminated()
@@ -418,6 +468,8 @@ def run(context: Context, once: bool) -> None:
     if context.as_json or not sys.stdout.isatty():
         _finish(_guard(lambda: _loop(context).run(once=once)), with_report=True)
         return
+    from radian.arc.progress import LiveView
+
     loop = _guard(lambda: _loop(context))
     with LiveView(loop) as view:  # on a terminal: the workers, refreshed in place
         loop.echo = view.echo
@@ -477,6 +529,9 @@ def show_command(
     page: int | None,
 ) -> None:
     """Show a task, or every plan and task (or those of --plan, in --state, a page at a time)."""
+    from radian.arc import show
+    from radian.arc.listing import Selection
+
     config = _guard(context.config)
     selection = Selection(plan_name, state, limit, page or 1)
     if page is not None and limit is None:
@@ -511,6 +566,9 @@ def show_command(
 
 
 def _selected(context: Context, config: ArcConfig, selection: Selection) -> dict[str, Any]:
+    from radian.arc import show
+    from radian.arc.listing import selected_document
+
     store = context.store
     plans = store.plans()
     if selection.plan is not None and all(plan.name != selection.plan for plan in plans):
@@ -529,7 +587,10 @@ def _selected(context: Context, config: ArcConfig, selection: Selection) -> dict
 @pass_context
 def status_command(context: Context, plan_name: str | None, state: str | None) -> None:
     """Counts by state, cost and budget left per plan, the last hour's rate, what waits on you."""
-    found = _guard(lambda: status.fleet_status(context.store, context.clock, plan=plan_name,
+    from radian.arc import status
+
+    reader = _guard(context.reader)
+    found = _guard(lambda: status.fleet_status(reader, context.clock, plan=plan_name,
                                                state=state))  # fmt: skip
     if context.as_json:
         document = {"format_version": JSON_FORMAT_VERSION, **found.document()}
@@ -544,6 +605,8 @@ def status_command(context: Context, plan_name: str | None, state: str | None) -
 @pass_context
 def doctor_command(context: Context) -> None:
     """Reconcile each plan's running cost with its tasks' own files."""
+    from radian.arc.doctor import doctor
+
     found = _guard(lambda: doctor(context.store))
     if context.as_json:
         click.echo(json.dumps({"format_version": JSON_FORMAT_VERSION, **found.document()},
@@ -559,6 +622,8 @@ def doctor_command(context: Context) -> None:
 @pass_context
 def report_command(context: Context, plan_name: str | None) -> None:
     """What was done, what failed and why, cost per task and in total."""
+    from radian.arc.report import build_report, report_text
+
     found = _guard(lambda: build_report(context.store, plan=plan_name))
     if context.as_json:
         click.echo(json.dumps({"format_version": JSON_FORMAT_VERSION, **found.document()},
@@ -624,6 +689,8 @@ def _raise(error: Exception) -> None:
 @pass_context
 def cancel(context: Context, name: str) -> None:
     """Cancel a task (stopping its worker): failed.cancelled."""
+    from radian.arc import commands
+
     _emit(_guard(lambda: commands.cancel(context.store, context.clock, name)))
 
 
@@ -634,6 +701,8 @@ def cancel(context: Context, name: str) -> None:
 @pass_context
 def rework(context: Context, name: str, brief_file: Any) -> None:
     """Append a "## Rework <n>" to the task's brief; the task is ready, its retries fresh."""
+    from radian.arc import commands
+
     text = _read_brief(brief_file)
     _emit(_guard(lambda: commands.rework(context.store, context.clock, name, text)))
 
@@ -655,6 +724,8 @@ def reverify(context: Context, name: str) -> None:
 @pass_context
 def reset_budget(context: Context, name: str) -> None:
     """Set a paused task's cost_usd to 0 and make it ready."""
+    from radian.arc import commands
+
     _emit(_guard(lambda: commands.reset_budget(context.store, context.clock, name)))
 
 

@@ -13,9 +13,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from radian.arc.errors import ConfigError
+from radian.arc.layout import CONFIG_PATH as CONFIG_PATH  # where it is: radian.arc.layout
 from radian.arc.texts import not_utf8, not_valid_toml, unreadable_config
 
-CONFIG_PATH = Path(".radian") / "arc.toml"
 # The review's levels (radian.arc.records.FIX_LEVELS); a Literal so that an error names them.
 FixLevel = Literal["info", "minor", "major", "critical"]
 

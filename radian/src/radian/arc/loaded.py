@@ -24,12 +24,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from radian.arc import texts
 from radian.arc.atomic import read_json, write_json_atomic
-from radian.arc.records import FORMAT_VERSION, Task, branch_for
+from radian.arc.layout import plan_path
+from radian.arc.record_format import FORMAT_VERSION
 from radian.arc.states import State
+
+if TYPE_CHECKING:  # the typed record is not loaded to read the file (radian.arc.store_plain)
+    from radian.arc.records import Task
 
 LOADED_DIR = "loaded"
 # The keys that name a task: never in the shared part, never overridden (a task's branch
@@ -110,7 +114,7 @@ class LoadedPlans:
         interrupted load's leftover), read."""
         found = []
         for plan in self.plans():
-            if (self.root / "plans" / f"{plan}.json").is_file():
+            if plan_path(self.root, plan).is_file():
                 parsed = self._read(plan)
                 if parsed is not None:
                     found.append((plan, parsed))
@@ -121,6 +125,8 @@ class LoadedPlans:
         return {name for _, parsed in self._current() for name in parsed.tasks}
 
     def find(self, name: str) -> LoadedTask | None:
+        from radian.arc.records import branch_for  # loaded with the typed record it is for
+
         for plan, parsed in self._current():
             entry = parsed.tasks.get(name)
             if isinstance(entry, dict):
@@ -136,7 +142,7 @@ class LoadedPlans:
         task's own; the state a loaded task starts in, which the file leaves out as the
         default), unchecked: for a summary over many tasks (radian.arc.status). Empty when
         the plan has no loaded file that counts."""
-        if not (self.root / "plans" / f"{plan}.json").is_file():
+        if not plan_path(self.root, plan).is_file():
             return {}
         parsed = self._read(plan)
         if parsed is None:

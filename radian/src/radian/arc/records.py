@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from radian.arc.clock import Clock, format_utc, parse_utc
 from radian.arc.errors import IllegalTransition, UsageError
+from radian.arc.record_format import FIX_LEVELS as FIX_LEVELS
+from radian.arc.record_format import FORMAT_VERSION as FORMAT_VERSION
 from radian.arc.states import State, is_allowed
 from radian.arc.texts import bad_fix_level, bad_name, illegal_transition
 
@@ -30,14 +32,8 @@ def check_name(kind: str, name: str) -> str:
 
 Switch = Literal["on", "off"]
 
-# The version of the files arc writes (task.json, plans/<plan>.json, attempt_result.json).
-# A file without one was written by a build before versions (0) and loads as it is; a file
-# from a newer build than this one is refused (DamagedFile), not misread.
-FORMAT_VERSION = 1
-
-# A review finding's levels, least to most severe: a finding fails at or above the
-# effective fix_level (the task's, else the plan's, else [gate] fix_level).
-FIX_LEVELS: tuple[str, ...] = ("info", "minor", "major", "critical")
+# FORMAT_VERSION and FIX_LEVELS (imported above, read from here by most of arc) are defined in
+# radian.arc.record_format, where a reader that needs no typed record finds them.
 
 
 def check_fix_level(level: str | None) -> str | None:

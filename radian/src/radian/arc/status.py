@@ -4,27 +4,53 @@ per plan, the rate of the last hour, a time to finish, and the tasks that wait o
 It reads every task once, as `show` does, but keeps only the few fields a summary needs and
 never builds a task's full record: a loaded plan's tasks come from its loaded file in one
 read, the others from their own task.json (radian.arc.store's layout). A task file that is
-not JSON or names no known state is counted as damaged, never stops the summary.
+not JSON or names no known state is counted as damaged, never stops the summary. It reads
+through any `Readable`: a store, or the files read plainly (radian.arc.store_plain), which
+`radian arc status` reads without loading the typed records.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from radian.arc import texts
 from radian.arc.clock import Clock, format_utc, parse_utc
-from radian.arc.records import Plan
 from radian.arc.states import State
-from radian.arc.store_protocol import Store
 
 DAMAGED = "damaged"
 FINISHED = frozenset({State.INTEGRATED, State.IRRECOVERABLE, State.CANCELLED, State.EXHAUSTED})
 # The states in which a task waits for a person: what they must do is in `reason`.
 WAITING_ON_A_PERSON = frozenset({State.REWORK_PENDING, State.PAUSED_BUDGET})
 RATE_WINDOW = timedelta(hours=1)
+
+
+class PlanRead(Protocol):
+    """What status reads of a plan (records.Plan, record_format.PlainPlan)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def auto(self) -> str: ...
+    @property
+    def confirmed(self) -> bool: ...
+    @property
+    def max_cost_usd(self) -> float | None: ...
+
+
+PlanT = TypeVar("PlanT", bound=PlanRead)
+
+
+class Readable(Protocol[PlanT]):
+    """What status reads: the plans, each plan's tasks as plain records, and a plan by name
+    (for the error that says why it is not there). A Store is one."""
+
+    def plans(self) -> Sequence[PlanT]: ...
+    def load_plan(self, plan: str) -> object: ...
+    def task_records(self, plan: PlanT) -> list[tuple[str, dict[str, Any] | None]]: ...
 
 
 @dataclass(frozen=True)
@@ -97,7 +123,7 @@ class _Tally:
 
 
 def fleet_status(
-    store: Store, clock: Clock, *, plan: str | None = None, state: str | None = None
+    store: Readable[PlanT], clock: Clock, *, plan: str | None = None, state: str | None = None
 ) -> FleetStatus:
     """The fleet's status now; only `plan`'s tasks, only tasks in `state`, when given (a plan's
     cost and budget always count every task of it)."""
@@ -140,7 +166,7 @@ def fleet_status(
 _STATE_NAMES = frozenset(str(state) for state in State)
 
 
-def _plan_status(plan: Plan, tally: _Tally) -> PlanStatus:
+def _plan_status(plan: PlanRead, tally: _Tally) -> PlanStatus:
     cost = round(tally.cost_usd, 10)
     left = None if plan.max_cost_usd is None else round(max(plan.max_cost_usd - cost, 0.0), 10)
     return PlanStatus(plan.name, plan.confirmed, plan.auto, dict(tally.counts), cost,

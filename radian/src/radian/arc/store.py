@@ -12,7 +12,6 @@ plan name can ever share a lock file with another kind, or with arc's own.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Collection, Hashable, Iterator, Sequence
@@ -27,6 +26,7 @@ from radian.arc.atomic import fsync_dir, read_json, write_json_atomic, write_tex
 from radian.arc.attempt_result import AttemptResult
 from radian.arc.config import describe_validation_error
 from radian.arc.errors import DamagedFile, NotFoundError
+from radian.arc.layout import ARC_DIR, RUNS_DIR, TASK_FILE, plan_path
 from radian.arc.loaded import (
     LOADED_DIR,
     LoadedPlans,
@@ -38,6 +38,7 @@ from radian.arc.loaded import (
 from radian.arc.records import FORMAT_VERSION, Plan, Task
 from radian.arc.states import State
 from radian.arc.store_journal import changes_since, journal_path, note_change, start_changes
+from radian.arc.store_plain import all_task_records, plan_names, task_records
 from radian.arc.store_protocol import ClaimBuild, ForeignLease
 from radian.arc.texts import (
     REWORK_PREFIX,
@@ -53,10 +54,8 @@ from radian.arc.texts import (
     wrong_name,
 )
 
-ARC_DIR = Path(".radian") / "arc"
 LOCKS_DIR = ARC_DIR / "locks"
 BRIEF_FILE = "brief.md"
-TASK_FILE = "task.json"
 
 
 def lock_path(repo_root: Path, kind: str, name: str) -> Path:
@@ -128,10 +127,10 @@ class ArcStore:
 
     # -- paths --------------------------------------------------------------------------
     def plan_path(self, plan: str) -> Path:
-        return self.root / "plans" / f"{plan}.json"
+        return plan_path(self.root, plan)
 
     def task_dir(self, task: str) -> Path:
-        return self.root / "runs" / task
+        return self.root / RUNS_DIR / task
 
     def task_path(self, task: str) -> Path:
         return self.task_dir(task) / TASK_FILE
@@ -176,10 +175,7 @@ class ArcStore:
         return None if plan.loading else plan
 
     def plan_names(self) -> list[str]:
-        folder = self.root / "plans"
-        if not folder.is_dir():
-            return []
-        return sorted(path.stem for path in folder.glob("*.json"))
+        return plan_names(self.root)
 
     # -- tasks --------------------------------------------------------------------------
     def task_exists(self, task: str) -> bool:
@@ -457,25 +453,14 @@ class ArcStore:
     def task_records(self, plan: Plan) -> list[tuple[str, dict[str, Any] | None]]:
         """Each task of `plan` as a plain record: a task with a folder from its task.json, a
         loaded task that has none yet from its plan's loaded file (read once); None when the
-        record cannot be read."""
-        runs = os.fspath(self.root / "runs")
-        folders = set(os.listdir(runs)) if os.path.isdir(runs) else set()
-        loaded = self.loaded.records(plan.name)
-        found: list[tuple[str, dict[str, Any] | None]] = []
-        for name in plan.tasks:
-            if name in folders:
-                # plain paths: pathlib's joins cost more than the read itself at 10,000 tasks
-                found.append((name, _read_plain(os.path.join(runs, name, TASK_FILE))))
-            else:
-                found.append((name, loaded.get(name)))
-        return found
+        record cannot be read (radian.arc.store_plain: status reads them so without this
+        store)."""
+        return task_records(self.root, plan.tasks, self.loaded.records(plan.name))
 
     def all_task_records(self) -> list[tuple[str, dict[str, Any] | None]]:
         """Every task with a folder of its own (one written for since its load), by name,
         as a plain record (None when its task.json cannot be read)."""
-        runs = os.fspath(self.root / "runs")
-        names = sorted(os.listdir(runs)) if os.path.isdir(runs) else []
-        return [(name, _read_plain(os.path.join(runs, name, TASK_FILE))) for name in names]
+        return all_task_records(self.root)
 
     def change_mark(self) -> Hashable:
         """A few `stat` calls: the journal every save appends to, the plans, the task
@@ -562,15 +547,6 @@ def _read_object(path: Path) -> dict[str, Any] | None:
     attempt's files are read for what they say; a damaged one says nothing)."""
     try:
         data = read_json(path)
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _read_plain(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as file:
-            data = json.loads(file.read())
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None

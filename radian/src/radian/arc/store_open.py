@@ -8,13 +8,16 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from radian.arc.config import CONFIG_PATH
 from radian.arc.errors import ConfigError
-from radian.arc.store import ArcStore
-from radian.arc.store_protocol import Store
+from radian.arc.layout import CONFIG_PATH
+from radian.arc.store_plain import PlainFiles
 from radian.arc.texts import store_needs_psycopg, store_unreachable, unknown_store_url
+
+if TYPE_CHECKING:
+    from radian.arc.store import ArcStore
+    from radian.arc.store_protocol import Store
 
 STORE_VARIABLE = "RADIAN_ARC_STORE"
 
@@ -44,7 +47,7 @@ def open_store(repo_root: Path, url: str | None = None) -> Store:
     """The store of the repository at `repo_root` (`url` instead of the one configured)."""
     said = ("url", url) if url is not None else store_url(repo_root)
     if said is None:
-        return ArcStore(repo_root)
+        return _files(repo_root)
     source, chosen = said
     if not chosen.startswith(("postgresql://", "postgres://")):
         raise ConfigError(unknown_store_url(source, chosen))
@@ -65,3 +68,19 @@ def open_store(repo_root: Path, url: str | None = None) -> Store:
         )
     except psycopg.OperationalError as error:
         raise ConfigError(store_unreachable(str(error).strip())) from None
+
+
+def _files(repo_root: Path) -> ArcStore:
+    # Imported when a store is opened: reading plainly (open_reader) needs none of it.
+    from radian.arc.store import ArcStore
+
+    return ArcStore(repo_root)
+
+
+def open_reader(repo_root: Path) -> PlainFiles | Store:
+    """What a command that only reads every plan and task (`radian arc status`) reads: when
+    the files are the store, the files read plainly (radian.arc.store_plain), the typed store
+    opened only for a plan file not as arc writes it; else the store configured."""
+    if store_url(repo_root) is not None:
+        return open_store(repo_root)
+    return PlainFiles(repo_root, typed=lambda: _files(repo_root))
