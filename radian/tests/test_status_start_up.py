@@ -298,3 +298,14 @@ def test_what_the_plain_shape_accepts_the_typed_plan_reads_alike(data: dict[str,
     except ValidationError as error:
         raise AssertionError(f"the plain shape took what the typed plan refuses: {error}") from None
     assert plain == _plain_of(typed)
+
+
+@pytest.mark.unit
+def test_a_state_that_is_no_text_counts_as_damaged(tmp_path: Path, clock: FakeClock) -> None:
+    store = fleet(tmp_path, clock)
+    for name, state in (("w1", ["done.integrated"]), ("w2", {"state": 1})):
+        record = json.loads(store.task_path(name).read_text())
+        store.task_path(name).write_text(json.dumps({**record, "state": state}))
+    for reader in (ArcStore(tmp_path), open_reader(tmp_path)):
+        web = {plan.name: plan for plan in status.fleet_status(reader, clock).plans}["web"]
+        assert web.counts == {"damaged": 2, "review.rework_pending": 1, "todo.paused_budget": 1}

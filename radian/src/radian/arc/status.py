@@ -140,7 +140,7 @@ def fleet_status(
         tally = _Tally()
         for name, record in store.task_records(found):
             task_state = record.get("state") if record is not None else None
-            if task_state not in _STATE_NAMES:
+            if not isinstance(task_state, str) or task_state not in _STATE_NAMES:
                 tally.counts[DAMAGED] += 1
                 continue
             assert record is not None
@@ -149,12 +149,12 @@ def fleet_status(
             if state is not None and task_state != state:
                 continue
             tally.counts[task_state] += 1
-            if State(task_state) in FINISHED:
+            if task_state in FINISHED:  # a StrEnum's member is its text, hashed alike
                 if task_state == State.INTEGRATED and _after(record.get("updated_at"), since):
                     done_last_hour += 1
             else:
                 remaining += 1
-            if State(task_state) in WAITING_ON_A_PERSON:
+            if task_state in WAITING_ON_A_PERSON:
                 waiting.append(Waiting(name, found.name, task_state, _why(record)))
         totals.update(tally.counts)
         shown.append(_plan_status(found, tally))

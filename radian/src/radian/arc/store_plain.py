@@ -37,8 +37,8 @@ def plan_names(root: Path) -> list[str]:
 def read_plain(path: str) -> dict[str, Any] | None:
     """A JSON object from `path`; None when the file is missing, unreadable or not one."""
     try:
-        with open(path, "rb") as file:
-            data = json.loads(file.read())
+        with open(path, "rb", buffering=0) as file:  # unbuffered: one read of the whole file
+            data = json.loads(file.readall())
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
