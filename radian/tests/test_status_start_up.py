@@ -27,7 +27,7 @@ from radian.arc.record_format import PLAN_FIELDS, REQUIRED, PlainPlan, plain_pla
 from radian.arc.records import Plan
 from radian.arc.store import ArcStore
 from radian.arc.store_open import open_reader
-from radian.arc.store_plain import PlainFiles
+from radian.arc.store_plain import PlainFiles, read_plain
 from radian.cli import main
 
 # What `radian arc status` over the files store never needs: the typed records and config
@@ -309,3 +309,16 @@ def test_a_state_that_is_no_text_counts_as_damaged(tmp_path: Path, clock: FakeCl
     for reader in (ArcStore(tmp_path), open_reader(tmp_path)):
         web = {plan.name: plan for plan in status.fleet_status(reader, clock).plans}["web"]
         assert web.counts == {"damaged": 2, "review.rework_pending": 1, "todo.paused_budget": 1}
+
+
+@pytest.mark.unit
+def test_a_plain_read_is_the_whole_file_or_none(tmp_path: Path) -> None:
+    big = {"state": "todo.ready", "notes": ["x" * 1000] * 300}  # several reads' worth
+    (tmp_path / "big.json").write_text(json.dumps(big))
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "latin.json").write_bytes(b'{"state": "\xe9"}')
+    (tmp_path / "list.json").write_text("[1]")
+    (tmp_path / "folder.json").mkdir()
+    assert read_plain(str(tmp_path / "big.json")) == big
+    for name in ("empty", "latin", "list", "folder", "missing"):
+        assert read_plain(str(tmp_path / f"{name}.json")) is None, name

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ def write_json_atomic(path: Path, data: Any, *, compact: bool = False) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
+    import tempfile  # here: a command that only reads (`radian arc status`) never loads it
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
