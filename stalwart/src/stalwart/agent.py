@@ -646,7 +646,9 @@ class Agent:
                 raise AnswerError(texts.not_a_confirmation(waiting.kind))
             if given not in waiting.answers:
                 raise AnswerError(texts.not_an_answer(str(answer), waiting.answers))
-            run = answers.answer(ledger, self._context, run, given, by=user, reason=reason)
+            run = answers.answer(
+                ledger, self._context, run, given, by=user, reason=reason, question=waiting
+            )
             return _reply(ledger, run)
 
     def _read(self, turn: str) -> Reading:

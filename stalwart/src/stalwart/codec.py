@@ -83,8 +83,9 @@ def _render(value: Any) -> str:
         text = format(value.normalize(), "f")
         return text if "." in text else text + ".0"
     if type(value) is dict or isinstance(value, Mapping):  # a dict without the ABC's check
-        items = sorted((str(k), v) for k, v in value.items())
-        return "{" + ",".join(f"{_string(k)}:{_render(v)}" for k, v in items) + "}"
+        # (str(key), value) pairs made by C's map and zip, not a Python generator per pair.
+        items = sorted(zip(map(str, value), value.values(), strict=True))
+        return "{" + ",".join([f"{_string(k)}:{_render(v)}" for k, v in items]) + "}"
     if isinstance(value, list | tuple):
-        return "[" + ",".join(_render(v) for v in value) + "]"
+        return "[" + ",".join(map(_render, value)) + "]"
     return _render(json_form(value))

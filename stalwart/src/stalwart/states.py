@@ -106,11 +106,17 @@ INTERRUPTED = frozenset({State.RUNNING, State.ROLLING_BACK, State.ENDING})
 ASKING = frozenset({State.WAITING, State.STUCK})
 
 
+# The table looked up by the state's value as the record keeps it: a StrEnum member is
+# equal to its value and hashes as it, so a run's state is not made a `State` (a Python
+# call of the enum's) at each of the ten or so moves of an order.
+_BY_VALUE: Mapping[tuple[str, Event], State] = {moving: to for moving, to in TRANSITIONS.items()}
+
+
 def transition(state: str, event: Event) -> State:
     """The state a run in `state` moves to on `event`; RunStateError if the table has none."""
     try:
-        return TRANSITIONS[(State(state), event)]
-    except (KeyError, ValueError):
+        return _BY_VALUE[(state, event)]
+    except (KeyError, TypeError):
         raise RunStateError(f"a run {state!r} cannot take {event.value!r}") from None
 
 

@@ -41,13 +41,17 @@ def answer(
     *,
     by: str | None = None,
     reason: str | None = None,
+    question: Waiting | None = None,
 ) -> RunRow:
     """Take a person's answer to the question the run waits on, and go on.
 
     The answer is recorded on the run first (`RunRow.answers`): the question, the answer,
     who gave it (`by`), when, when the question was asked, and the person's `reason` (a
-    skip's or a cancel all's; None for none), in the same commit as what it does."""
-    question = Waiting.from_record(run.question or {})
+    skip's or a cancel all's; None for none), in the same commit as what it does.
+    `question`: the run's question, when the caller read it already (`Waiting.from_record`
+    of `run.question`); else it is read here."""
+    if question is None:
+        question = Waiting.from_record(run.question or {})
     event = ANSWER_EVENTS.get((question.kind, given))
     if event is None:
         raise RunStateError(f"{given!r} is not an answer to a question of kind {question.kind!r}")

@@ -8,6 +8,7 @@ The run's state is not moved here: `runs.advance` moves it on what `undo_writes`
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,6 +26,7 @@ from .calls import as_current, finish, recorded_undo, typed_args, undo_id, undo_
 from .context import RunContext
 from .doubt import in_doubt
 from .failures import Cancelled, RunFailure, StuckWhy, cause_text, failure_of
+from .history import PastCalls
 from .keys import undo_key
 from .retry import render_error, send_undo
 
@@ -124,7 +126,7 @@ def _plan_undo(
     plan = context.check.plan_undo(write, declared)
     if isinstance(plan, str):
         return _not_sent(ledger, context, run, write, declared, None, plan)
-    verdict = context.check.undo(write, plan, ledger.history())
+    verdict = context.check.undo(write, plan, PastCalls(ledger))
     if not verdict.allowed:
         return _not_sent(ledger, context, run, write, declared, plan, verdict.text)
     key = undo_key(write.key or write.call_id, plan.tool, plan.args)
@@ -316,15 +318,24 @@ def rewind_run(ledger: Ledger, run: RunRow, reply: str) -> None:
 # --- the reply of a stopped run ---
 
 
-def _cause(ledger: Ledger, context: RunContext, run: RunRow) -> str:
-    failure = failure_of(run.failure)
+def _cause(
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    failure: RunFailure | None = None,
+    labels: Mapping[int, str] | None = None,
+) -> str:
+    """Why the run stopped; `failure` (the run's, read back) and `labels` (its steps'
+    `step_labels`), when the caller has them already."""
+    failure = failure_of(run.failure) if failure is None else failure
     cause = failure.cause
 
     def named(tool: str) -> str:
         """How the reply names the step the run failed at: a cancelled step waited at the
         cursor; any other is the run's latest call of that tool."""
         step = run.cursor + 1 if isinstance(cause, Cancelled) else _failed_step(ledger, run, tool)
-        return step_label(run, step_labels(context.tools, run), step, tool)
+        shown = labels if labels is not None else step_labels(context.tools, run)
+        return step_label(run, shown, step, tool)
 
     earlier = cause_text(cause, named) if cause is not None else None
     if failure.ended is not None:
@@ -348,7 +359,8 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
         c.undoes: c for c in calls if c.kind == "undo" and c.status == CallStatus.REFUSED
     }
     pending = {write.call_id for write in writes_to_undo(ledger, context, run)}
-    ended = failure_of(run.failure).ended
+    failure = failure_of(run.failure)
+    ended = failure.ended
     undone: list[tuple[str, str | None]] = []
     not_undoable: list[str] = []
     not_undone: list[tuple[str, str]] = []
@@ -380,7 +392,7 @@ def stopped_reply(ledger: Ledger, context: RunContext, run: RunRow) -> str:
             not_undoable.append(named(write))
     not_run = ended.not_run if ended is not None else None
     return texts.stopped_reply(
-        _cause(ledger, context, run),
+        _cause(ledger, context, run, failure, steps),
         undone,
         not_undoable,
         not_undone,

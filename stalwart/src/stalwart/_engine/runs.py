@@ -42,6 +42,7 @@ from .calls import as_current, finish, step_row, step_sources, typed_args
 from .context import RunContext
 from .doubt import in_doubt
 from .failures import Failed, Refused, Unrecordable, recorded_failure
+from .history import PastCalls
 from .keys import idempotency_key
 from .probe import ask_probe
 from .retry import AfterFailure, after_call_failure, error_message, render_error
@@ -136,7 +137,8 @@ def advance(ledger: Ledger, context: RunContext, run: RunRow, *, commit: bool = 
         spec = context.tools.get(step.tool)
         # "approved": a guarded run's step a person approved, for its framework to send.
         if spec is not None and context.confirms(spec) and not step.approved:
-            verdict = context.check.call(step.tool, step.args, ledger.history(), step_sources(step))
+            history = PastCalls(ledger)
+            verdict = context.check.call(step.tool, step.args, history, step_sources(step))
             if not verdict.allowed:
                 run = _refuse(ledger, context, run, index, step, verdict)
                 continue
@@ -251,7 +253,7 @@ def send_step(
     spec = context.tools.get(tool)
     args = typed_args(spec, step.args) if spec is not None else dict(step.args)
     sources = step_sources(step)
-    verdict = context.check.call(tool, args, ledger.history(), dict(sources))
+    verdict = context.check.call(tool, args, PastCalls(ledger), dict(sources))
     if not verdict.allowed:
         return _refuse(ledger, context, run, index, step, verdict)
     # The session's random identity, not its name: the same name in another record, or
@@ -266,21 +268,28 @@ def send_step(
         step_row(ledger, context, run, index, tool, args, key, "in_flight", verdict.text, sources)
     )
     ledger.add_message("assistant", texts.memory_call(tool, args), run.run_id)
-    return try_call(ledger, context, run, call, send)
+    return try_call(ledger, context, run, call, send, args)
 
 
 def try_call(
-    ledger: Ledger, context: RunContext, run: RunRow, call: CallRow, send: Sender | None = None
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    call: CallRow,
+    send: Sender | None = None,
+    typed: dict[str, Any] | None = None,
 ) -> RunRow:
     """Send a recorded call until it answers, fails, or leaves a person to say what happened.
 
     Each try is committed in flight, with its number, before it is sent, under the key
     the call was first recorded with. `send` sends each try (the tool's own function by
-    default).
+    default). `typed`: the call's arguments typed as its tool declares them, when the
+    caller typed them to record the call (`send_step`); else they are typed back from the
+    record (the record keeps a typed value exactly, or refuses it: `as_recorded`).
     """
     spec = context.tools[call.tool]
     sender = send or spec.call
-    args = typed_args(spec, call.args)
+    args = typed if typed is not None else typed_args(spec, call.args)
     # A try sent before this one (retried, or left in flight by a stopped process) may
     # have taken effect; a later try failing plainly does not settle that.
     earlier_in_doubt = call.tries > 0
