@@ -83,8 +83,11 @@ def by_table(changes: Changes) -> list[tuple[type, list[Any]]]:
 def sessions_to_bump(changes: Changes) -> list[str]:
     """Every commit moves the version of each session it touches on by one; a session row
     the commit upserts has it moved by its upsert (or written, when the row is new)."""
+    touched = changes.touched()
+    if not changes.sessions:
+        return touched
     upserted = {row.session for row in changes.sessions}
-    return [s for s in dict.fromkeys(r.session for r in changes.rows()) if s not in upserted]
+    return [s for s in touched if s not in upserted]
 
 
 def runs_in_sql(states: Collection[str], mark: str) -> str:
@@ -168,25 +171,41 @@ class Holdings(Generic[_H]):
         with self._guard:
             return [lease for lease in self._leases.values() if lease.taken]
 
-    @contextmanager
-    def holding(self, held: _H, version: int | None, created: Any) -> Iterator[None]:
+    def holding(self, held: _H, version: int | None, created: Any) -> AbstractContextManager[Lease]:
         """`held` held by this thread: its commits fenced by its lease, the heartbeat
-        renewing it, and the session's kept copy used at the version read with it."""
-        lease = self._lease_of(held)
-        self._cache.locked(lease.session, None if version is None else (version, float(created)))
-        stack = self.stack()
-        stack.append(held)
-        with self._guard:
-            self._leases[id(lease)] = lease
-        self._heartbeat.start()
-        try:
-            yield
-        finally:
-            self._cache.released(lease.session)
-            _drop(stack, held)
-            with self._guard:
-                self._leases.pop(id(lease), None)
-            holder_ended(lease.holder)
+        renewing it, and the session's kept copy used at the version read with it. Gives
+        the lease."""
+        return _Holding(self, held, None if version is None else (version, float(created)))
+
+
+class _Holding(Generic[_H]):
+    """`Holdings.holding` while entered. A class rather than a generator under
+    `contextlib.contextmanager`, as every call of the runtime enters one."""
+
+    __slots__ = ("_holdings", "_held", "_lease", "_stamp")
+
+    def __init__(self, holdings: Holdings[_H], held: _H, stamp: tuple[int, float] | None) -> None:
+        self._holdings = holdings
+        self._held = held
+        self._lease = holdings._lease_of(held)
+        self._stamp = stamp
+
+    def __enter__(self) -> Lease:
+        holdings, lease = self._holdings, self._lease
+        holdings._cache.locked(lease.session, self._stamp)
+        holdings.stack().append(self._held)
+        with holdings._guard:
+            holdings._leases[id(lease)] = lease
+        holdings._heartbeat.start()
+        return lease
+
+    def __exit__(self, *raised: object) -> None:
+        holdings, lease = self._holdings, self._lease
+        holdings._cache.released(lease.session)
+        _drop(holdings.stack(), self._held)
+        with holdings._guard:
+            holdings._leases.pop(id(lease), None)
+        holder_ended(lease.holder)
 
 
 def _drop(stack: list[_H], held: _H) -> None:

@@ -56,6 +56,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Protocol
 
 from ..clock import Clock
@@ -87,6 +88,13 @@ class Changes:
 
     def rows(self) -> list[SessionRow | RunRow | CallRow | MessageRow]:
         return [*self.sessions, *self.runs, *self.calls, *self.messages]
+
+    def touched(self) -> list[str]:
+        """The sessions the rows belong to, each once, in the order first given."""
+        return list(dict.fromkeys(map(_SESSION, self.rows())))
+
+
+_SESSION = attrgetter("session")
 
 
 class Store(Protocol):

@@ -118,7 +118,7 @@ class SessionCache:
 
     def failed(self, changes: Changes) -> None:
         """A commit that raised: whatever it did or did not write, nothing kept is sure."""
-        touched = _sessions(changes)
+        touched = changes.touched()
         holds = self._holds()
         for session in touched:
             if session in holds:
@@ -129,7 +129,7 @@ class SessionCache:
         """A commit succeeded: each row of `changes` is in the record, and each session
         it touched has its version moved on by one (a new session row is written with
         its own). `as_loaded(row)` is the row as a load would give it back."""
-        touched = _sessions(changes)
+        touched = changes.touched()
         holds = self._holds()
         if len(touched) != 1 or touched[0] not in holds:
             self._drop(touched)
@@ -216,10 +216,6 @@ def _movable_keys(rows: Iterable[Any]) -> Iterator[tuple[type, Any]]:
         key = MOVABLE.get(type(row))
         if key is not None:
             yield type(row), key(row)
-
-
-def _sessions(changes: Changes) -> list[str]:
-    return list(dict.fromkeys(row.session for row in changes.rows()))
 
 
 def _applied(

@@ -292,11 +292,11 @@ class SQLiteStore:
     ) -> AbstractContextManager[Lease]:
         return taken_over(self.lock, self._lease_alone, session, clock)
 
-    @contextmanager
-    def _leased(self, session: str, clock: Clock, lock: str) -> Iterator[Lease]:
+    def _leased(self, session: str, clock: Clock, lock: str) -> AbstractContextManager[Lease]:
         """While the lock is held: the session's lease, to be taken by the first commit,
         and the session's version as the record has it now, read once the lock is had,
-        so a copy kept here is used only if nobody changed it (`cache.py`)."""
+        so a copy kept here is used only if nobody changed it (`cache.py`). Read when
+        called; the lease is held while the context it gives is entered."""
         with self._guard:
             found = self._db.execute(_STAMP_AND_LEASE, (session, session)).fetchone()
         version, created, token, holder, expires, locked_by = found
@@ -305,8 +305,7 @@ class SQLiteStore:
         if not ended(seen):
             self._take_now(lease)  # from a live holder: fenced from this moment
         # Not given back by a write: the next holder of this lock proves it ended.
-        with self._holdings.holding(lease, version, created):
-            yield lease
+        return self._holdings.holding(lease, version, created)
 
     @contextmanager
     def _lease_alone(self, session: str, clock: Clock) -> Iterator[Lease]:
