@@ -68,10 +68,12 @@ def task_records(
     runs = os.fspath(root / RUNS_DIR)
     folders = set(os.listdir(runs)) if os.path.isdir(runs) else set()
     found: list[Record] = []
+    # plain strings: pathlib's joins, and os.path.join's, cost more than the read itself at
+    # 10,000 tasks (a name is one path segment, radian.arc.records.check_name)
+    head, tail = runs + os.sep, os.sep + TASK_FILE
     for name in tasks:
         if name in folders:
-            # plain paths: pathlib's joins cost more than the read itself at 10,000 tasks
-            found.append((name, read_plain(os.path.join(runs, name, TASK_FILE))))
+            found.append((name, read_plain(head + name + tail)))
         else:
             found.append((name, loaded.get(name)))
     return found
