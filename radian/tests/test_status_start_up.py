@@ -306,8 +306,13 @@ def test_a_state_that_is_no_text_counts_as_damaged(tmp_path: Path, clock: FakeCl
     for name, state in (("w1", ["done.integrated"]), ("w2", {"state": 1})):
         record = json.loads(store.task_path(name).read_text())
         store.task_path(name).write_text(json.dumps({**record, "state": state}))
-    for reader in (ArcStore(tmp_path), open_reader(tmp_path)):
-        web = {plan.name: plan for plan in status.fleet_status(reader, clock).plans}["web"]
+    plain = open_reader(tmp_path)
+    assert isinstance(plain, PlainFiles)
+    for found in (
+        status.fleet_status(ArcStore(tmp_path), clock),
+        status.fleet_status(plain, clock),
+    ):
+        web = {plan.name: plan for plan in found.plans}["web"]
         assert web.counts == {"damaged": 2, "review.rework_pending": 1, "todo.paused_budget": 1}
 
 
