@@ -3,7 +3,6 @@ and named apart from the run's other calls of the same tool (`texts.call_labels`
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -60,9 +59,10 @@ def _shown_where_named(
     """The calls with the arguments of each tool called more than once `as_shown`: those
     are the ones `texts.call_labels` names by their arguments (a tool called once is named
     alone, its arguments not read), so the others are not typed for nothing."""
-    called = Counter(tool for _, tool, _, _ in calls)
+    named = [tool for _, tool, _, _ in calls]
+    # A run's few calls counted by list.count, in C (a Counter's update asks the Mapping ABC).
     return [
-        (key, tool, as_shown(tools, tool, args) if called[tool] > 1 else args, step)
+        (key, tool, as_shown(tools, tool, args) if named.count(tool) > 1 else args, step)
         for key, tool, args, step in calls
     ]
 

@@ -79,11 +79,12 @@ def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | Lef
             # No agent of the project has it (a misspelt name): no worker ever will, so
             # the rollback stops here, as for an undo that fails, and a person is asked.
             return _undo_missing(ledger, context, run, write, undo, tool)
+        typed: dict[str, Any] | None = None  # the undo's arguments, when typed already
         if declared is not None:
             planned = _plan_undo(ledger, context, run, write, declared)
             if isinstance(planned, Stuck):
                 return planned
-            undo = planned
+            undo, typed = planned
         else:
             assert undo is not None
             if undo.status == CallStatus.IN_FLIGHT:
@@ -91,7 +92,7 @@ def undo_writes(ledger: Ledger, context: RunContext, run: RunRow) -> Stuck | Lef
                 # try may have taken effect. It is sent again under its key.
                 undo = ledger.put_call(replace_row(undo, doubted=True))
             # else: an undo checked and recorded before, that failed: sent again.
-        stuck = _send_undo(ledger, context, run, write, undo)
+        stuck = _send_undo(ledger, context, run, write, undo, typed)
         if stuck is not None:
             return stuck
     return None
@@ -121,8 +122,9 @@ def round_started_at(run: RunRow, undo: CallRow) -> int:
 
 def _plan_undo(
     ledger: Ledger, context: RunContext, run: RunRow, write: CallRow, declared: UndoSpec
-) -> CallRow | Stuck:
-    """Bind and check a write's undo, and record it in flight; Stuck when it is not sent."""
+) -> tuple[CallRow, dict[str, Any]] | Stuck:
+    """Bind and check a write's undo, and record it in flight, with its arguments as its
+    tool will receive them (typed as it declares them); Stuck when it is not sent."""
     plan = context.check.plan_undo(write, declared)
     if isinstance(plan, str):
         return _not_sent(ledger, context, run, write, declared, None, plan)
@@ -133,7 +135,7 @@ def _plan_undo(
     undo = ledger.put_call(undo_row(ledger, run, write, plan, key, "in_flight", verdict.text))
     shown = as_shown(context.tools, plan.tool, plan.args)  # as the undo will receive them
     ledger.add_message("assistant", texts.memory_call(plan.tool, shown), run.run_id)
-    return undo
+    return undo, shown
 
 
 def _not_sent(
@@ -185,15 +187,22 @@ def _undo_missing(
 
 
 def _send_undo(
-    ledger: Ledger, context: RunContext, run: RunRow, write: CallRow, undo: CallRow
+    ledger: Ledger,
+    context: RunContext,
+    run: RunRow,
+    write: CallRow,
+    undo: CallRow,
+    typed: dict[str, Any] | None = None,
 ) -> Stuck | None:
     """Send a recorded undo with its retries, each try committed first; None when it ran.
 
     Each failure is committed before the wait, so a process stopped during a wait leaves
-    the tries it made counted, and the round goes on from there when resumed.
+    the tries it made counted, and the round goes on from there when resumed. `typed`:
+    its arguments typed as its tool declares them, when they were just bound and recorded
+    (`_plan_undo`); else typed back from the record, which keeps a typed value exactly.
     """
     spec = context.tools[undo.tool]
-    args = typed_args(spec, undo.args)
+    args = typed if typed is not None else typed_args(spec, undo.args)
     done = undo.tries - round_started_at(run, undo)
     backoff = context.undo_backoff
 

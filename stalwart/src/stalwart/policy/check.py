@@ -138,7 +138,8 @@ class Check:
 def _sources(undo: UndoSpec, undo_spec: ToolSpec, write: CallRow) -> dict[str, str] | str:
     """Where each argument of the undo comes from: explicit bindings, else by name."""
     explicit = dict(undo.args or {})
-    result = write.result if isinstance(write.result, Mapping) else {}
+    found = write.result
+    result = found if type(found) is dict or isinstance(found, Mapping) else {}
     sources: dict[str, str] = {}
     for param in undo_spec.params:
         if param.name == IDEMPOTENCY_KEY_PARAM:

@@ -81,9 +81,14 @@ def call(
 _EXPIRED = object()
 
 
+# What a tool returns most: never awaitable, told by its type alone (`inspect.isawaitable`
+# asks the Awaitable ABC through abc's Python __instancecheck__, for every call sent).
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
+
+
 def _run(function: Callable[..., Any], kwargs: Mapping[str, Any], timeout: float | None) -> Any:
     result = function(**kwargs)
-    if inspect.isawaitable(result):
+    if type(result) not in _PLAIN and inspect.isawaitable(result):
         return _await(result, timeout)
     return result
 

@@ -60,7 +60,9 @@ def resolve(value: Any, steps: Sequence[Step]) -> tuple[bool, Any]:
         if not isinstance(value, list) or step >= len(value):
             return False, None
         return resolve(value[step], rest)
-    if not isinstance(value, Mapping) or step not in value:
+    # A dict is told by its type first: isinstance against the Mapping ABC is a call into
+    # abc's Python __instancecheck__ (every binding of every undo resolves some steps).
+    if not (type(value) is dict or isinstance(value, Mapping)) or step not in value:
         return False, None
     return resolve(value[step], rest)
 
