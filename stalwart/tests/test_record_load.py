@@ -7,11 +7,13 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from typing import Any
 
 import pytest
 
 from stalwart.record import Changes, MessageRow, SessionRecord, SessionRow, Store
 from stalwart.record.schema import (
+    TABLE_OF,
     CallRow,
     RunRow,
     as_loaded,
@@ -140,3 +142,49 @@ def test_a_json_value_replaced_is_written_as_its_own_text() -> None:
     # An equal value that is another object is rendered, to the same text.
     copied = replace_row(loaded, steps=[dict(step) for step in loaded.steps])
     assert column_values(copied)[at] == column_values(loaded)[at]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        CALL,
+        RUN,
+        # What a commit may be given: ints in double and bool columns, JSON beyond JSON's
+        # own types (a tuple, a key that is an int), None in JSON and double columns.
+        replace_row(
+            CALL,
+            args={"order": (1, 2), "nested": {"b": 1.5, "a": None}},
+            result={3: ["x", (True, None)]},
+            created=1,
+            finished=None,
+            doubted=0,
+            bindings=None,
+        ),
+        replace_row(RUN, created=3, updated=4, question={"id": "q"}, answers=[]),
+        MessageRow("s1", 0, "user", "hi", None, 1),  # type: ignore[arg-type]
+        SessionRow("s1", "u", "desk", 5, version=2, identity="i"),
+    ],
+)
+def test_a_row_as_loaded_is_the_row_its_written_values_load_as(row: object) -> None:
+    before = dict(vars(row))
+    values = column_values(row)
+    expected = from_values(type(row), _doubles(row, values))
+    loaded = as_loaded(row, values)
+    assert loaded == expected and loaded is not row
+    assert tuple(vars(loaded)) == column_names(type(row))
+    for name in column_names(type(row)):
+        got, want = getattr(loaded, name), getattr(expected, name)
+        assert type(got) is type(want), name
+        if isinstance(want, (dict, list)):  # parsed anew: never an object the caller holds
+            assert got is not getattr(row, name), name
+    assert as_loaded(row) == expected  # its values made when not given
+    assert vars(row) == before  # the row given is left as it was
+
+
+def _doubles(row: object, values: list[Any]) -> list[Any]:
+    """The values, a double column's as a double, as a load gives them."""
+    kinds = TABLE_OF[type(row)].kinds
+    return [
+        float(value) if kinds[name] == "real" and value is not None else value
+        for name, value in zip(column_names(type(row)), values, strict=True)
+    ]
