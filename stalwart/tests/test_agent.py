@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from stalwart import (
     Message,
     NoModelError,
     QuestionPending,
+    Reply,
 )
 from stalwart._engine.keys import idempotency_key
 
@@ -53,6 +55,20 @@ def test_approve_runs_exactly_the_arguments_shown_and_the_reply_says_what_came_b
         'Done: paint_fence returned {"colour":"green","order":3}; '
         'plant_tree returned {"hole":"h4","order":4}.'
     )
+
+
+def test_a_reply_has_every_field_of_its_class_as_its_init_sets_them(garden: Garden) -> None:
+    # The agent builds its replies without the frozen __init__ (one for every call): each
+    # has every field, in the class's order, and equals the Reply __init__ makes of them.
+    _, agent = garden
+    asked = agent.chat("paint the fence for order 3, then plant a tree for order 4", user="u")
+    agent.confirm_current("u", "approve")
+    done = agent.confirm_current("u", "approve")
+    assert asked.state == "waiting" and done.state == "done"
+    names = [field.name for field in dataclasses.fields(Reply)]
+    for reply in (asked, done):
+        assert list(vars(reply)) == names
+        assert reply == Reply(**{name: getattr(reply, name) for name in names})
 
 
 def test_skip_declines_the_call_and_the_run_goes_on(garden: Garden) -> None:

@@ -820,25 +820,37 @@ def _with_earlier(reply: Reply, resumed: list[RunRow]) -> Reply:
 def _reply(ledger: Ledger, run: RunRow) -> Reply:
     if run.state in ASKING and run.question is not None:
         waiting = Waiting.from_record(run.question)
-        return Reply(
+        return _new_reply(
             text=run.reply if run.state == State.STUCK and run.reply else waiting.text,
             waiting=[waiting],
             session=ledger.session.session,
             run=run.run_id,
             state=run.state,
+            earlier=(),
+            ended=None,
             detail=reply_detail(run),
             framework=_framework(run),
         )
-    return Reply(
+    return _new_reply(
         text=run.reply or "",
         waiting=[],
         session=ledger.session.session,
         run=run.run_id,
         state=run.state,
+        earlier=(),
         ended=_ended(run),
         detail=reply_detail(run),
         framework=_framework(run),
     )
+
+
+def _new_reply(**fields: Any) -> Reply:
+    """A Reply of every field, given in the class's order: built as the record builds its
+    rows, without the frozen `__init__`'s `object.__setattr__` for each of its nine fields
+    (a reply for every call; `Reply` has no `__post_init__` to skip)."""
+    reply = object.__new__(Reply)
+    reply.__dict__.update(fields)
+    return reply
 
 
 def _framework(run: RunRow) -> str | None:

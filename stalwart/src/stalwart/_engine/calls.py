@@ -40,12 +40,22 @@ def declared_undo(spec: ToolSpec | None) -> dict[str, Any]:
 def recorded_undo(context: RunContext, write: CallRow) -> UndoSpec | None:
     """The undo the write declared when it ran (today's declaration for a write recorded
     before declarations were kept); None when it declared none."""
-    declared = (
-        write.undo if write.undo is not None else declared_undo(context.tools.get(write.tool))
-    )
+    declared = _declared(context, write)
     if not declared:
         return None
     return UndoSpec(tool=declared["tool"], args=declared.get("args"))
+
+
+def declares_undo(context: RunContext, write: CallRow) -> bool:
+    """Whether `recorded_undo` finds an undo for the write, the UndoSpec not built (a
+    rollback and its reply ask it of every write of the run)."""
+    return bool(_declared(context, write))
+
+
+def _declared(context: RunContext, write: CallRow) -> dict[str, Any]:
+    if write.undo is not None:
+        return write.undo
+    return declared_undo(context.tools.get(write.tool))
 
 
 def undo_to_send(context: RunContext, write: CallRow) -> UndoSpec | None:

@@ -22,7 +22,15 @@ from ..record.schema import TOOK_EFFECT, CallRow, CallStatus, RunRow, as_recorde
 from ..replies import Waiting
 from ..tools import UndoSpec, closest_tool
 from ..tools.current import sending
-from .calls import as_current, finish, recorded_undo, typed_args, undo_id, undo_row, undo_to_send
+from .calls import (
+    as_current,
+    declares_undo,
+    finish,
+    typed_args,
+    undo_id,
+    undo_row,
+    undo_to_send,
+)
 from .context import RunContext
 from .doubt import in_doubt
 from .failures import Cancelled, RunFailure, StuckWhy, cause_text, failure_of
@@ -107,7 +115,7 @@ def writes_to_undo(ledger: Ledger, context: RunContext, run: RunRow) -> list[Cal
         if call.kind == "write"
         and call.status in TOOK_EFFECT
         and call.undone_by is None
-        and recorded_undo(context, call) is not None
+        and declares_undo(context, call)
     ]
 
 

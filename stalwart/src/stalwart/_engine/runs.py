@@ -230,9 +230,11 @@ def _others_would_be_undone(ledger: Ledger, context: RunContext, run: RunRow, in
         and (spec := context.tools.get(call.tool)) is not None
     ]
     later = [spec for s in run.steps[index + 1 :] if (spec := context.tools.get(step_tool(s)))]
-    # A foreign loop's model, like stalwart's own, may still choose more steps.
-    model_run = run.framework is not None or model_loop.is_model_run(ledger, run)
-    return others_would_be_undone(earlier, later, model_run=model_run)
+    # A foreign loop's model, like stalwart's own, may still choose more steps: asked of
+    # the record only when the run's writes do not say so already.
+    return others_would_be_undone(earlier, later, model_run=False) or (
+        run.framework is not None or model_loop.is_model_run(ledger, run)
+    )
 
 
 # How a call is sent: (its arguments, typed; its key) -> what it returned. `ToolSpec.call`

@@ -62,6 +62,9 @@ class Check:
     def __init__(self, tools: Mapping[str, ToolSpec], rules: Rules) -> None:
         self.tools = tools
         self.rules = rules
+        # The one verdict allowing a call of each tool (it names the tool alone), made once:
+        # every step is checked when it is asked about and again before it is sent.
+        self._allowed: dict[str, Verdict] = {}
 
     def call(
         self,
@@ -88,7 +91,10 @@ class Check:
         reason = self.rules.refusal(tool, args, history, sources)
         if reason is not None:
             return Verdict.refused(tool, reason)
-        return Verdict(True, texts.allowed_call(tool))
+        allowed = self._allowed.get(tool)
+        if allowed is None:
+            allowed = self._allowed[tool] = Verdict(True, texts.allowed_call(tool))
+        return allowed
 
     def plan_undo(self, write: CallRow, declared: UndoSpec | None = None) -> UndoPlan | str:
         """Bind the undo of a write to that write; a str says why it cannot be bound.

@@ -44,7 +44,8 @@ def call_text(tool: str, args: Mapping[str, Any]) -> str:
     40.0; a Decimal keeps the digits it was written with (40.00). Characters that do not
     show as themselves are shown escaped (`visible`).
     """
-    shown = ", ".join(f"{name}={value}" for name, value in shown_args(args))
+    # `shown_args`'s pairs, joined as they are made (one list, no generator over them).
+    shown = ", ".join([f"{visible(name)}={_value_shown(value)}" for name, value in args.items()])
     return f"{visible(tool)}({shown})"
 
 
