@@ -59,8 +59,10 @@ class Ledger:
         self._run_at = {run.run_id: at for at, run in enumerate(self.runs)}
         self._call_at = {call.call_id: at for at, call in enumerate(self.calls)}
         self._message_at = {message.seq: at for at, message in enumerate(self.messages)}
-        self._last_call_seq = max((call.seq for call in self.calls), default=0)
-        self._last_message_seq = max((m.seq for m in self.messages), default=-1)
+        # A record's calls and messages are in `seq` order (`Store.load`): the last is the
+        # latest.
+        self._last_call_seq = self.calls[-1].seq if self.calls else 0
+        self._last_message_seq = self.messages[-1].seq if self.messages else -1
         self._new_session = new
         self._pending: _Pending = _Pending()
 
