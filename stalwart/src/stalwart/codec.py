@@ -17,7 +17,7 @@ import enum
 import json
 import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -56,6 +56,48 @@ def canonical_json(value: Any) -> str:
     typed value by its `json_form`."""
     return _render(value)
 
+
+def canonical_text(value: Any) -> str:
+    """`canonical_json`, the same text, by the C encoder when `value` is a flat object
+    (text keys, each value a str, int, float, bool or None): for those it writes exactly
+    what `_render` writes (sorted text keys, an int's digits, a float's repr, which for a
+    whole float below 2**53 ends ".0"). What a tool returns is shown this way at least
+    twice a call (in the model's memory and in the reply); NaN and infinities, and any
+    other value, go to `_render`, which refuses or renders them as `canonical_json` does.
+    `tests/test_codec.py` holds the two equal."""
+    if type(value) is dict:
+        for key, item in value.items():
+            if type(key) is not str or type(item) not in _PLAIN:
+                return _render(value)
+        try:
+            return "".join(_C_FLAT(value, 0)) if _C_FLAT is not None else _C_RENDER(value)
+        except ValueError:  # NaN or an infinity: refused as `_render` refuses it
+            pass
+    return _render(value)
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+_C_RENDER = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+).encode
+
+
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not plain")  # never called: values are plain
+
+
+# `_C_RENDER`'s C encoder, made once instead of on every `encode` (which also runs
+# `JSONEncoder.iterencode`'s Python set-up): the same text. It keeps no containers (a flat
+# object holds none that could hold itself), so one serves every thread. None where json
+# has no C encoder: `_C_RENDER` itself.
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_C_FLAT: Callable[[Any, int], Sequence[str]] | None = (
+    _make_encoder(
+        None, _no_default, json.encoder.encode_basestring, None, ":", ",", True, False, False
+    )
+    if _make_encoder is not None
+    else None
+)
 
 # The C encoder of one JSON string, non-ASCII kept: what `json.dumps(text,
 # ensure_ascii=False)` returns, without building a JSONEncoder on every call (as `dumps`

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..codec import canonical_json
+from ..codec import canonical_text
 from ..errors import Unencodable
 from .questions import call_text, shown_args, undo_maybe_done, visible
 from .selector import how_to_read
@@ -211,6 +211,6 @@ def stuck_reply(cause: str, question: str) -> str:
 def _json_or_repr(value: Any) -> str:
     """The value's canonical JSON, rendered once; its repr when it has none."""
     try:
-        return canonical_json(value)
+        return canonical_text(value)
     except (Unencodable, TypeError):  # TypeError: keys equal as text, values unordered
         return repr(value)
