@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
 import psycopg
@@ -146,13 +147,20 @@ def test_the_record_url_chooses_postgres(pg_url: str) -> None:
 def test_loads_and_commits_inside_the_lock_use_the_lock_connection(
     pg_store: PostgresStore,
 ) -> None:
-    before = pg_store._connections.pool.get_stats().get("requests_num", 0)
+    pool = pg_store._connections.pool
+    # The store's first request may have started a second connection opening in the pool's
+    # background (a request that found the pool empty grows it); count only once it has opened.
+    deadline = time.monotonic() + 30
+    while (stats := pool.get_stats())["pool_available"] != stats["pool_size"]:
+        assert time.monotonic() < deadline, f"the pool never settled: {stats}"
+        time.sleep(0.01)
+    before = pool.get_stats().get("requests_num", 0)
     with pg_store.lock("s1"):
         pg_store.commit(Changes(sessions=[SessionRow("s1", "u", "desk", 1.0)]))
         pg_store.commit(Changes(messages=[MessageRow("s1", 0, "user", "hi", None, False)]))
         assert pg_store.load("s1") is not None
     # one connection served the lock and everything inside it; it went back to the pool
-    stats = pg_store._connections.pool.get_stats()
+    stats = pool.get_stats()
     assert stats.get("requests_num", 0) - before == 1
     assert stats["pool_available"] == stats["pool_size"]
 
