@@ -177,6 +177,24 @@ class Holdings(Generic[_H]):
         the lease."""
         return _Holding(self, held, None if version is None else (version, float(created)))
 
+    def enter(self, held: _H, stamp: tuple[int, float] | None) -> Lease:
+        """Begin holding `held` on this thread (what `holding` does on entry)."""
+        lease = self._lease_of(held)
+        self._cache.locked(lease.session, stamp)
+        self.stack().append(held)
+        with self._guard:
+            self._leases[id(lease)] = lease
+        self._heartbeat.start()
+        return lease
+
+    def leave(self, held: _H, lease: Lease) -> None:
+        """Stop holding `held` (what `holding` does on exit)."""
+        self._cache.released(lease.session)
+        _drop(self.stack(), held)
+        with self._guard:
+            self._leases.pop(id(lease), None)
+        holder_ended(lease.holder)
+
 
 class _Holding(Generic[_H]):
     """`Holdings.holding` while entered. A class rather than a generator under
@@ -187,25 +205,14 @@ class _Holding(Generic[_H]):
     def __init__(self, holdings: Holdings[_H], held: _H, stamp: tuple[int, float] | None) -> None:
         self._holdings = holdings
         self._held = held
-        self._lease = holdings._lease_of(held)
         self._stamp = stamp
 
     def __enter__(self) -> Lease:
-        holdings, lease = self._holdings, self._lease
-        holdings._cache.locked(lease.session, self._stamp)
-        holdings.stack().append(self._held)
-        with holdings._guard:
-            holdings._leases[id(lease)] = lease
-        holdings._heartbeat.start()
-        return lease
+        self._lease = self._holdings.enter(self._held, self._stamp)
+        return self._lease
 
     def __exit__(self, *raised: object) -> None:
-        holdings, lease = self._holdings, self._lease
-        holdings._cache.released(lease.session)
-        _drop(holdings.stack(), self._held)
-        with holdings._guard:
-            holdings._leases.pop(id(lease), None)
-        holder_ended(lease.holder)
+        self._holdings.leave(self._held, self._lease)
 
 
 def _drop(stack: list[_H], held: _H) -> None:
