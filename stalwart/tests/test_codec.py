@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stalwart import codec
 from stalwart.codec import canonical_json, canonical_text
 from stalwart.errors import Unencodable
 
@@ -59,3 +60,11 @@ def test_what_the_c_encoder_is_not_given_is_rendered_by_python() -> None:
     )
     with pytest.raises(Unencodable):
         canonical_text({"x": float("nan")})
+
+
+@given(st.dictionaries(st.text(), plain_values, max_size=6))
+def test_without_the_c_encoder_a_flat_object_renders_alike(value: dict[str, object]) -> None:
+    # An interpreter whose json has no C encoder (not CPython) takes `_C_RENDER` instead.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(codec, "_C_FLAT", None)
+        assert _text_or_refusal(canonical_text, value) == _text_or_refusal(canonical_json, value)
