@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from radian.arc.loop import Loop, RunReport, Verifier
     from radian.arc.records import Switch
     from radian.arc.results import CommandResult
-    from radian.arc.store_plain import PlainFiles
+    from radian.arc.status import Readable
     from radian.arc.store_protocol import Store
 
 # 1 (refused) and 2 (bad usage or configuration) are the exit_code of the ArcError raised
@@ -71,7 +71,7 @@ class Context:
             self._store = open_store(self.repo_root)
         return self._store
 
-    def reader(self) -> PlainFiles | Store:
+    def reader(self) -> Readable[Any]:
         """What a command that only reads every plan and task reads: the files read plainly
         (no typed record loaded) when they are the store (radian.arc.store_open)."""
         if self._store is not None:
@@ -134,7 +134,10 @@ def _emit(result: CommandResult) -> None:
         click.echo(line)
 
 
-def _guard(action: Callable[[], Any]) -> Any:
+_T = TypeVar("_T")
+
+
+def _guard(action: Callable[[], _T]) -> _T:
     try:
         return action()
     except ArcError as error:

@@ -16,6 +16,7 @@ from radian.arc.store_plain import PlainFiles
 from radian.arc.texts import store_needs_psycopg, store_unreachable, unknown_store_url
 
 if TYPE_CHECKING:
+    from radian.arc.status import Readable
     from radian.arc.store import ArcStore
     from radian.arc.store_protocol import Store
 
@@ -77,7 +78,7 @@ def _files(repo_root: Path) -> ArcStore:
     return ArcStore(repo_root)
 
 
-def open_reader(repo_root: Path) -> PlainFiles | Store:
+def open_reader(repo_root: Path) -> Readable[Any]:
     """What a command that only reads every plan and task (`radian arc status`) reads: when
     the files are the store, the files read plainly (radian.arc.store_plain), the typed store
     opened only for a plan file not as arc writes it; else the store configured."""
