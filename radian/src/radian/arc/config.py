@@ -14,10 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from radian.arc.errors import ConfigError
 from radian.arc.layout import CONFIG_PATH as CONFIG_PATH  # where it is: radian.arc.layout
+from radian.arc.record_format import FixLevel
 from radian.arc.texts import not_utf8, not_valid_toml, unreadable_config
-
-# The review's levels (radian.arc.records.FIX_LEVELS); a Literal so that an error names them.
-FixLevel = Literal["info", "minor", "major", "critical"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 

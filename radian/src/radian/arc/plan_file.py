@@ -12,8 +12,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from radian.arc import texts
-from radian.arc.config import FixLevel, validate_model
+from radian.arc.config import validate_model
 from radian.arc.errors import ConfigError, UsageError
+from radian.arc.record_format import FixLevel
 from radian.arc.records import Switch
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 # The version of the files arc writes (task.json, plans/<plan>.json, attempt_result.json).
 # A file without one was written by a build before versions (0) and loads as it is; a file
@@ -22,8 +22,10 @@ from typing import Any
 FORMAT_VERSION = 1
 
 # A review finding's levels, least to most severe: a finding fails at or above the
-# effective fix_level (the task's, else the plan's, else [gate] fix_level).
-FIX_LEVELS: tuple[str, ...] = ("info", "minor", "major", "critical")
+# effective fix_level (the task's, else the plan's, else [gate] fix_level). A Literal, so that
+# the configuration's error names them.
+FixLevel = Literal["info", "minor", "major", "critical"]
+FIX_LEVELS: tuple[str, ...] = get_args(FixLevel)
 
 SWITCH_VALUES: tuple[str, ...] = ("on", "off")  # records.Switch
 

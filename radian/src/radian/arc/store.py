@@ -26,7 +26,7 @@ from radian.arc.atomic import fsync_dir, read_json, write_json_atomic, write_tex
 from radian.arc.attempt_result import AttemptResult
 from radian.arc.config import describe_validation_error
 from radian.arc.errors import DamagedFile, NotFoundError
-from radian.arc.layout import ARC_DIR, RUNS_DIR, TASK_FILE, plan_path
+from radian.arc.layout import ARC_DIR, PLANS_DIR, RUNS_DIR, TASK_FILE, plan_path
 from radian.arc.loaded import (
     LOADED_DIR,
     LoadedPlans,
@@ -184,7 +184,7 @@ class ArcStore:
     def existing_tasks(self, names: list[str]) -> list[str]:
         """Those of `names` that are tasks already (task_exists of each, in one look at the
         folders and the loaded files: a plan load asks it of 10,000 names)."""
-        runs = self.root / "runs"
+        runs = self.root / RUNS_DIR
         folders = set(os.listdir(runs)) if runs.is_dir() else set()
         loaded = self.loaded.names()
         return [
@@ -465,8 +465,8 @@ class ArcStore:
     def change_mark(self) -> Hashable:
         """A few `stat` calls: the journal every save appends to, the plans, the task
         folders and the loaded files."""
-        return (_stat(journal_path(self.root)), _stat(self.root / "plans"),
-                _stat(self.root / "runs"), _stat(self.root / "loaded"))  # fmt: skip
+        return (_stat(journal_path(self.root)), _stat(self.root / PLANS_DIR),
+                _stat(self.root / RUNS_DIR), _stat(self.root / LOADED_DIR))  # fmt: skip
 
     def start_changes(self) -> int:
         return start_changes(self.root)
