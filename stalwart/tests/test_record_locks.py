@@ -192,7 +192,7 @@ def test_a_child_process_after_a_fork_does_not_share_a_kept_file_with_its_parent
         try:
             mine = files.lock("u-17", time.monotonic())
             os.write(writer, b"held\n" if mine is not None else b"busy\n")
-            time.sleep(3)  # holds it while the parent tries
+            time.sleep(60)  # holds it until the parent, done trying, kills it
         finally:
             os._exit(0)
     try:
