@@ -187,8 +187,10 @@ def test_store_migrate_moves_the_files_into_postgres(tmp_path: Path, pg_url: str
 
 
 def test_an_attempts_lease_fences_the_host_that_lost_it(tmp_path: Path, pg_url: str) -> None:
-    first = PostgresStore(tmp_path / "a", pg_url, host="h1", lease_secs=0.3)
-    second = PostgresStore(tmp_path / "b", pg_url, host="h2", lease_secs=0.3)
+    # Leases long enough to be live still at the checks that follow their write or renewal on
+    # a loaded machine (0.3 s: a pause of 0.35 s after the write found it expired).
+    first = PostgresStore(tmp_path / "a", pg_url, host="h1", lease_secs=3.0)
+    second = PostgresStore(tmp_path / "b", pg_url, host="h2", lease_secs=3.0)
     try:
         first.write_attempt_intent("t", "001", {"claimed_at": "2026-11-30T07:00:00Z"})
         intent = second.read_attempt_intent("t", "001")
@@ -198,7 +200,7 @@ def test_an_attempts_lease_fences_the_host_that_lost_it(tmp_path: Path, pg_url: 
         assert lease is not None and (lease.host, lease.expired) == ("h1", False)
         with pytest.raises(LeaseLost, match="held by host h1"):
             second.write_attempt_intent("t", "001", {})  # a live lease of another host
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while not (found := second.foreign_lease("t", "001")) or not found.expired:
             assert time.monotonic() < deadline
             first.heartbeat([])  # nothing renewed: the lease runs out
