@@ -72,15 +72,18 @@ class Live:
 def serve_in_thread(service: Service) -> Iterator[Live]:
     listening = socket.socket()
     listening.bind(("127.0.0.1", 0))
+    listening.listen()  # a client early is kept in the backlog until uvicorn serves it
     port = listening.getsockname()[1]
     config = uvicorn.Config(create_app(service), log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=1)  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
-    for _ in range(500):
-        if server.started:
-            break
+    # Until it serves, however long a loaded machine takes (it went on after 5 s, started or not).
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive(), "the server ended before it started"
+        assert time.monotonic() < deadline, "the server did not start within 60 s"
         time.sleep(0.01)
     try:
         yield Live(service, f"http://127.0.0.1:{port}", server, thread)
