@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -28,6 +29,12 @@ from radian.arc.clock import FakeClock
 
 TESTS_DIR = Path(__file__).resolve().parent
 SCRIPTED_WORKER = TESTS_DIR / "scripted_worker.py"
+
+# A suite started with SIGINT ignored (a background job of a non-interactive shell, nohup)
+# handed the ignore down to every `radian arc run` its tests start, and Python keeps it: their
+# Ctrl-C never stopped the run (test_signals' two Ctrl-C tests failed, timed out).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def git(cwd: Path, *args: str) -> str:
