@@ -7,7 +7,8 @@ only the work the four calls of an order (chat and three confirms) do. Each scen
 under `valgrind --tool=callgrind` twice, with `PYTHONHASHSEED=0`: once with 20 warm-up
 orders alone, once with the same warm-up and `--orders` orders more (10 by default); the
 difference of the two totals, divided by `--orders`, is what one order costs, start-up,
-imports and warm-up left out. The count holds from one run to the next on a loaded machine
+imports and warm-up left out (and the full collections of the warm-up's objects, which are
+frozen after it: see `_child`). The count holds from one run to the next on a loaded machine
 (it counts instructions, not time): the figure to compare before and after a change of the
 hot path (`--source` measures another checkout's stalwart folder with these scenarios).
 
@@ -17,6 +18,7 @@ Needs valgrind (`apt-get install valgrind`); each scenario takes a few minutes.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import shutil
@@ -40,7 +42,17 @@ def _child(orders: int, scenario_index: int, source: Path) -> None:
     desk = Agent.from_file(bench.SHOP / "agent.yaml", store=open_store(":memory:"))
     calls = bench._shop_calls()
     scenario = bench.SCENARIOS[scenario_index]
-    for number in range(WARM_UP_ORDERS + orders):
+    for number in range(WARM_UP_ORDERS):
+        bench._order(desk, scenario, f"user-{number}")
+        calls.clear()
+    # A full collection walks every object the process holds (about 60,000 after the
+    # warm-up: some 19 M instructions) and falls once in about 40 orders, wherever the heap's
+    # growth puts it: inside one window and not another, it moved a window of 10 orders by
+    # 1.9 M instructions an order. The warm-up's objects are frozen, so a collection in the
+    # window walks only what the counted orders made.
+    gc.collect()
+    gc.freeze()
+    for number in range(WARM_UP_ORDERS, WARM_UP_ORDERS + orders):
         bench._order(desk, scenario, f"user-{number}")
         calls.clear()
 
