@@ -56,8 +56,22 @@ def test_the_tours_session_prints_what_its_comments_say(
     shutil.copytree(SHOP, folder, ignore=shutil.ignore_patterns("*.sqlite*", "__pycache__"))
     monkeypatch.chdir(folder)
     monkeypatch.syspath_prepend(str(folder))
-    for name in [m for m in sys.modules if m == "shop" or m.startswith("shop.")]:
+    for name in _shop_modules():
         monkeypatch.delitem(sys.modules, name)
+    try:
+        _run_the_tour(session, folder)
+    finally:
+        # The copy's modules go (monkeypatch puts back only what it took out): left behind,
+        # they stopped every later test in this process from loading the shop's own folder.
+        for name in _shop_modules():
+            del sys.modules[name]
+
+
+def _shop_modules() -> list[str]:
+    return [name for name in sys.modules if name == "shop" or name.startswith("shop.")]
+
+
+def _run_the_tour(session: str, folder: Path) -> None:
     # Each statement the tour follows with "# ..." lines must print (or, as an expression,
     # evaluate to) exactly those lines, joined.
     lines = session.splitlines()
